@@ -56,9 +56,17 @@ final class ControlSlots {
     }
 
     private void post(int slot) {
-        int rc;
-        while ((rc = channel.tryRecv(mr, (long) slot * SLOT_BYTES, SLOT_BYTES, base + slot)) != 0) {
-            Thread.onSpinWait(); // -FI_EAGAIN while the provider's receive queue is momentarily full
+        // -FI_EAGAIN only while the provider's receive queue is momentarily full; this runs
+        // inside completion handling, so it cannot progress the CQ itself: bounded spin.
+        long giveUp = 0;
+        while (channel.tryRecv(mr, (long) slot * SLOT_BYTES, SLOT_BYTES, base + slot) != 0) {
+            long now = System.nanoTime();
+            if (giveUp == 0) {
+                giveUp = now + 10_000_000_000L;
+            } else if (now - giveUp > 0) {
+                throw new BenchmarkSetupException("the provider kept refusing a receive (-FI_EAGAIN) for 10 s");
+            }
+            Thread.onSpinWait();
         }
     }
 

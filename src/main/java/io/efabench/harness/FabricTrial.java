@@ -70,6 +70,7 @@ public final class FabricTrial implements AutoCloseable {
         size = group.size();
         try {
             discovery = Discovery.discover(false);
+            requireSignalChaining(discovery.provider());
             List<NicInfo> mine = nicsForThisRank(discovery.nics(), env.localRank(), env.localWorldSize());
             int n = requested > 0 ? requested : mine.size();
             channels = new Channel[n];
@@ -90,6 +91,21 @@ public final class FabricTrial implements AutoCloseable {
         if (rank != 0) {
             System.out.println("# efabench: rank " + rank + " of " + size + " is a FOLLOWER: its JMH scores only mirror"
                     + " rank 0's rounds and are not results");
+        }
+    }
+
+    /**
+     * libfabric's shm provider (also loaded by efa for peers on the same node) installs its
+     * own SIGSEGV/SIGBUS handlers, which replace the JVM's and crash it at the next implicit
+     * null check. Preloading the JDK's libjsig.so chains the handlers; run-jmh.sh does it.
+     */
+    private static void requireSignalChaining(String provider) {
+        String preload = System.getenv("LD_PRELOAD");
+        boolean chained = preload != null && preload.contains("libjsig");
+        if (!chained && (provider.equals("shm") || provider.equals("efa"))
+                && !"1".equals(System.getenv("EFABENCH_ALLOW_NO_JSIG"))) {
+            throw new BenchmarkSetupException("provider " + provider + " replaces the JVM's signal handlers; run with"
+                    + " LD_PRELOAD=$JAVA_HOME/lib/libjsig.so (run-jmh.sh sets it)");
         }
     }
 
@@ -281,7 +297,9 @@ public final class FabricTrial implements AutoCloseable {
     /** Marks the group failed for everyone (best effort) and returns the exception to throw. */
     public RuntimeException fail(RuntimeException e) {
         group.abort(e.toString());
-        return e;
+        // Rank-group and fabric failures are one-line stories too: no stack trace wall.
+        return e instanceof RankException || e instanceof FabricException
+                ? new BenchmarkSetupException(e.getMessage()) : e;
     }
 
     public String benchmark() {
@@ -315,7 +333,8 @@ public final class FabricTrial implements AutoCloseable {
         } finally {
             closeQuietly();
             group.close();
-            Traffic.clear();
+            // Traffic stays published: JMH runs profilers' afterIteration for the last
+            // iteration after the trial teardown.
         }
     }
 

@@ -140,9 +140,14 @@ public final class WriteRounds {
 
     /** Splits [off, off + len) into ops no longer than the NIC's max message size. */
     private void addChunks(List<long[]> ops, int peer, int channel, long off, long len) {
-        long max = Math.max(1, t.maxMessageSize(channel));
-        for (long o = off; o < off + len; o += max) {
-            ops.add(new long[] {peer, channel, o, Math.min(max, off + len - o)});
+        long max = t.maxMessageSize(channel);
+        if (max <= 0) {
+            max = Long.MAX_VALUE; // SIZE_MAX read as a signed long, or not reported: no limit
+        }
+        for (long done = 0; done < len; ) {
+            long n = Math.min(max, len - done); // no off + max: max may be Long.MAX_VALUE
+            ops.add(new long[] {peer, channel, off + done, n});
+            done += n;
         }
     }
 
@@ -279,13 +284,9 @@ public final class WriteRounds {
 
     /** Follower iteration teardown: serve the rounds not served yet, then the checked round. */
     public void followerEndIteration() {
+        // Keep serving: the leader may still be running rounds when this rank's JMH timer ends.
         long ended;
-        deadline.start();
-        while ((ended = t.endedRounds()) < 0) {
-            progress();
-            deadline.check("waiting for the end of the iteration", 0);
-        }
-        while (served < ended) {
+        while ((ended = t.endedRounds()) < 0 || served < ended) {
             followerRound();
         }
         dst.fill((byte) 0);
