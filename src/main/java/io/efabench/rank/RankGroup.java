@@ -22,8 +22,6 @@ import java.util.concurrent.atomic.AtomicLongArray;
  */
 public final class RankGroup implements AutoCloseable {
     public static final int SLOTS = 16;
-    /** How long close() waits for the peers' BYE before it closes the sockets anyway. */
-    private static final long CLOSE_LINGER_NANOS = Duration.ofSeconds(5).toNanos();
     private static final byte OP_ALLGATHER = 'G';
     private static final byte OP_BARRIER = 'B';
 
@@ -32,7 +30,6 @@ public final class RankGroup implements AutoCloseable {
     /** Leader: one per follower (index 0 null). Follower: index 0 is the leader, the rest null. */
     private final Link[] links;
     private final String[] names;
-    private final Thread[] readers;
     private final AtomicLongArray signals = new AtomicLongArray(SLOTS);
     private volatile String failure;
 
@@ -100,11 +97,10 @@ public final class RankGroup implements AutoCloseable {
         for (int slot = 0; slot < SLOTS; slot++) {
             signals.set(slot, Long.MIN_VALUE);
         }
-        this.readers = new Thread[n];
         for (int r = 0; r < n; r++) {
             if (links[r] != null) {
                 int peer = r;
-                readers[r] = Thread.ofPlatform().daemon().name("efabench-rank" + env.rank() + "-reader-" + r)
+                Thread.ofPlatform().daemon().name("efabench-rank" + env.rank() + "-reader-" + r)
                         .start(() -> read(peer));
             }
         }
@@ -181,6 +177,7 @@ public final class RankGroup implements AutoCloseable {
                 }
                 String doing = "waiting for signal " + what + " (slot " + slot + " >= " + atLeast + ")";
                 throwIfFailed(doing);
+                throwIfClosed(doing);
                 if (left[0] && !isLeader()) {
                     throw new RankException(prefix() + names[0] + " closed the group while rank " + rank()
                             + " was " + doing);
@@ -212,7 +209,11 @@ public final class RankGroup implements AutoCloseable {
         fail("rank " + rank() + " aborted: " + reason, -1);
     }
 
-    /** Says BYE, so peers do not take this close for a death, then closes the sockets. Idempotent. */
+    /**
+     * Says BYE, so peers do not take this close for a death, then closes the sockets. Idempotent.
+     * It does not wait for the peers: their BYE or EOF after ours is expected, and data they sent
+     * before our FIN stays readable on their side even if our close resets the connection.
+     */
     @Override
     public void close() {
         synchronized (lock) {
@@ -220,6 +221,7 @@ public final class RankGroup implements AutoCloseable {
                 return;
             }
             closed = true;
+            lock.notifyAll();
         }
         boolean graceful = failure == null;
         for (Link link : links) {
@@ -228,25 +230,6 @@ public final class RankGroup implements AutoCloseable {
                     link.trySend(Link.BYE, new byte[0]);
                 }
                 link.shutdownOutput();
-            }
-        }
-        // Wait for the peers' BYE and EOF so no unread bytes turn our close into a reset on their side.
-        long deadline = System.nanoTime() + (graceful ? CLOSE_LINGER_NANOS : 0);
-        for (Thread reader : readers) {
-            if (reader != null) {
-                long remaining = deadline - System.nanoTime();
-                if (remaining > 0) {
-                    try {
-                        reader.join(Duration.ofNanos(remaining));
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        break;
-                    }
-                }
-            }
-        }
-        for (Link link : links) {
-            if (link != null) {
                 link.close();
             }
         }
@@ -281,6 +264,7 @@ public final class RankGroup implements AutoCloseable {
         synchronized (lock) {
             while (error == null) {
                 throwIfFailed(my.describe());
+                throwIfClosed(my.describe());
                 List<Integer> missing = new ArrayList<>();
                 for (int r = 1; r < size() && error == null; r++) {
                     Collective c = arrived[r];
@@ -347,6 +331,7 @@ public final class RankGroup implements AutoCloseable {
         synchronized (lock) {
             while (answer == null) {
                 throwIfFailed(my.describe());
+                throwIfClosed(my.describe());
                 if (left[0]) {
                     throw new RankException(prefix() + names[0] + " closed the group while rank " + rank()
                             + " was in " + my.describe());
@@ -481,6 +466,13 @@ public final class RankGroup implements AutoCloseable {
         String f = failure;
         if (f != null) {
             throw new RankException(prefix() + doing + " failed: " + f);
+        }
+    }
+
+    /** Called holding {@link #lock}. */
+    private void throwIfClosed(String doing) {
+        if (closed) {
+            throw new RankException(prefix() + "the group was closed during " + doing);
         }
     }
 

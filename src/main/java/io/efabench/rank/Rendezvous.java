@@ -210,13 +210,13 @@ final class Rendezvous {
                 throw new RankException(prefix + "could not reach rank 0 at " + where + " for " + key
                         + " within " + seconds(timeout) + " (last error: " + lastError + ")");
             }
+            Socket socket = new Socket();
             Link link = null;
             boolean kept = false;
             try {
-                Socket socket = new Socket();
-                link = new Link(socket);
                 socket.connect(new InetSocketAddress(env.masterAddr(), env.masterPort()),
                         (int) Math.max(1, Math.min(2_000, left / 1_000_000)));
+                link = new Link(socket);
                 link.sendPreamble();
                 link.setReadTimeoutMillis(Math.max(1, left / 1_000_000));
                 int version;
@@ -246,8 +246,8 @@ final class Rendezvous {
                 // A listener that closed while we sat in its backlog; the next rank 0 may bind soon.
                 lastError = "the connection closed during the handshake (" + e + ")";
             } finally {
-                if (!kept && link != null) {
-                    link.close();
+                if (!kept) {
+                    closeQuietly(socket);
                 }
             }
             sleepMillis(Math.min(backoff, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
@@ -335,6 +335,14 @@ final class Rendezvous {
     static String seconds(Duration d) {
         long millis = d.toMillis();
         return millis % 1000 == 0 ? (millis / 1000) + " s" : String.format("%.1f s", millis / 1000.0);
+    }
+
+    private static void closeQuietly(Socket socket) {
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // never connected, or already gone
+        }
     }
 
     private static void sleepMillis(long millis) {
