@@ -22,6 +22,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  */
 public final class RankGroup implements AutoCloseable {
     public static final int SLOTS = 16;
+    private static final long ABORT_SEND_WAIT_NANOS = Duration.ofSeconds(1).toNanos();
     private static final byte OP_ALLGATHER = 'G';
     private static final byte OP_BARRIER = 'B';
 
@@ -31,6 +32,7 @@ public final class RankGroup implements AutoCloseable {
     private final Link[] links;
     private final String[] names;
     private final AtomicLongArray signals = new AtomicLongArray(SLOTS);
+    /** Published failure reason: what checkAlive() and the waits throw. */
     private volatile String failure;
 
     /** Guards everything below; waits block on it and reader threads notify it. */
@@ -40,6 +42,8 @@ public final class RankGroup implements AutoCloseable {
     private final Collective[] arrived;
     private final boolean[] left;
     private Collective answer;
+    /** The first failure reason, set before its ABORT frames go out; {@link #failure} follows. */
+    private String claimedFailure;
     private int seq;
     private boolean closed;
 
@@ -216,14 +220,25 @@ public final class RankGroup implements AutoCloseable {
      */
     @Override
     public void close() {
+        boolean graceful;
         synchronized (lock) {
             if (closed) {
                 return;
             }
             closed = true;
             lock.notifyAll();
+            // Let a reader thread finish forwarding an ABORT before the sockets go.
+            long deadline = System.nanoTime() + ABORT_SEND_WAIT_NANOS;
+            while (claimedFailure != null && failure == null && System.nanoTime() < deadline) {
+                try {
+                    lock.wait(10);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            graceful = claimedFailure == null;
         }
-        boolean graceful = failure == null;
         for (Link link : links) {
             if (link != null) {
                 if (graceful) {
@@ -438,15 +453,16 @@ public final class RankGroup implements AutoCloseable {
 
     /**
      * Marks the group failed (the first reason wins) and passes the reason on: rank 0 to every
-     * follower but the one it came from, a follower to rank 0 unless rank 0 told it.
+     * follower but the one it came from, a follower to rank 0 unless rank 0 told it. The reason
+     * is sent before it is published, so no local waiter can wake up, throw and close the sockets
+     * while the ABORT frames are still unsent.
      */
     private void fail(String reason, int fromPeer) {
         synchronized (lock) {
-            if (failure != null) {
+            if (claimedFailure != null) {
                 return;
             }
-            failure = reason;
-            lock.notifyAll();
+            claimedFailure = reason;
         }
         byte[] body = Link.text(reason);
         for (int r = 0; r < links.length; r++) {
@@ -454,12 +470,18 @@ public final class RankGroup implements AutoCloseable {
                 links[r].trySend(Link.ABORT, body);
             }
         }
+        synchronized (lock) {
+            failure = reason;
+            lock.notifyAll();
+        }
     }
 
     /** Fails the group with {@code reason}; the exception carries whichever reason came first. */
     private RankException failed(String reason, int fromPeer) {
         fail(reason, fromPeer);
-        return new RankException(failure);
+        synchronized (lock) {
+            return new RankException(claimedFailure);
+        }
     }
 
     private void throwIfFailed(String doing) {
