@@ -35,10 +35,10 @@ public final class RankGroup implements AutoCloseable {
     /** Published failure reason: what checkAlive() and the waits throw. */
     private volatile String failure;
 
-    /** Guards everything below; waits block on it and reader threads notify it. */
-    private final Object lock = new Object();
     /** Serialises collectives on this rank, so two threads cannot interleave their frames. */
     private final Object collectiveLock = new Object();
+    /** Guards everything below; waits block on it and reader threads notify it. */
+    private final Object lock = new Object();
     private final Collective[] arrived;
     private final boolean[] left;
     private Collective answer;

@@ -4,7 +4,9 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.ConnectException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
 import java.net.NoRouteToHostException;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -62,6 +64,7 @@ final class Rendezvous {
         members[0] = self(env, key);
         Link[] links = new Link[n];
         boolean formed = false;
+        warnIfNotLocal(env);
         try (ServerSocket server = bind(env)) {
             int joined = 1;
             while (joined < n) {
@@ -90,7 +93,10 @@ final class Rendezvous {
                 }
             });
             for (int r = 1; r < n; r++) {
-                links[r].send(Link.WELCOME, welcome);
+                if (!links[r].trySend(Link.WELCOME, welcome)) {
+                    throw new RankException("rendezvous for " + key + ": " + members[r].who()
+                            + " disconnected before the group formed");
+                }
             }
             formed = true;
             return new RankGroup(env, key, links, members);
@@ -195,6 +201,25 @@ final class Rendezvous {
                     + " is already in use (another job or a stale rank?)");
         }
         return server;
+    }
+
+    /**
+     * Rank 0 binds the wildcard, so a MASTER_ADDR naming another host binds fine here and the
+     * followers then time out looking for rank 0 there; say so up front.
+     */
+    private static void warnIfNotLocal(RankEnv env) {
+        try {
+            for (InetAddress a : InetAddress.getAllByName(env.masterAddr())) {
+                if (a.isLoopbackAddress() || a.isAnyLocalAddress() || NetworkInterface.getByInetAddress(a) != null) {
+                    return;
+                }
+            }
+            System.err.println("efabench rank 0: warning: MASTER_ADDR " + env.masterAddr()
+                    + " is not an address of this host (" + hostname() + "); the other ranks will look for rank 0 there");
+        } catch (IOException e) {
+            System.err.println("efabench rank 0: warning: MASTER_ADDR " + env.masterAddr()
+                    + " does not resolve here (" + e.getMessage() + "); the other ranks may not find rank 0");
+        }
     }
 
     static RankGroup follow(RankEnv env, String key, Duration timeout) {
@@ -365,7 +390,7 @@ final class Rendezvous {
             // not Linux
         }
         try {
-            return java.net.InetAddress.getLocalHost().getHostName();
+            return InetAddress.getLocalHost().getHostName();
         } catch (IOException e) {
             return "unknown-host";
         }
