@@ -51,7 +51,10 @@ class RankGroupTest {
 
     /** Joins ranks 0..size-1 concurrently; the list is indexed by rank. */
     private List<RankGroup> form(int size, String key) throws Exception {
-        int port = freePort();
+        return form(size, key, freePort());
+    }
+
+    private List<RankGroup> form(int size, String key, int port) throws Exception {
         List<Future<RankGroup>> joins = new ArrayList<>();
         for (int r = 0; r < size; r++) {
             RankEnv env = env(r, size, port);
@@ -303,6 +306,16 @@ class RankGroupTest {
         String message = assertThrows(RankException.class, () -> g.get(0).barrier("iteration 4", LONG)).getMessage();
         assertTrue(message.matches("rank 0: rank 1 \\(host .* pid \\d+\\) closed the group before barrier \"iteration 4\""),
                 message);
+    }
+
+    @Test
+    void theNextForkRebindsThePortAtOnce() throws Exception {
+        int port = freePort();
+        for (int fork = 0; fork < 3; fork++) {
+            List<RankGroup> g = form(3, "fork " + fork, port);
+            // rank 0 closes first, so its accepted sockets on MASTER_PORT sit in TIME_WAIT
+            g.forEach(RankGroup::close);
+        }
     }
 
     @Test
