@@ -129,7 +129,7 @@ public final class Compare {
                     Double.isNaN(r.changePct()) ? "-" : String.format(Locale.ROOT, "%+.1f%%", r.changePct()),
                     r.verdict() == Verdict.NO_DATA ? "-" : r.beyondError() ? "yes" : "no", r.verdict().text));
         }
-        if (!outcome.rows().isEmpty()) out.print(Table.markdown(table));
+        if (!outcome.rows().isEmpty()) out.print(Table.markdown(table, 3));
         else out.println("no entry matches between the two files");
         for (JmhResult r : outcome.onlyOld()) out.println("only in OLD: " + r.shortName() + " " + r.mode() + " " + params(r));
         for (JmhResult r : outcome.onlyNew()) out.println("only in NEW: " + r.shortName() + " " + r.mode() + " " + params(r));

@@ -50,27 +50,35 @@ public final class Table {
 
     /** Rows (the first is the header) as a Markdown table with right-aligned, padded columns. */
     static String markdown(List<List<String>> rows) {
+        return markdown(rows, 0);
+    }
+
+    /** As {@link #markdown(List)}, with the first {@code leftAligned} columns (names, not numbers) left-aligned. */
+    static String markdown(List<List<String>> rows, int leftAligned) {
         int[] width = new int[rows.getFirst().size()];
         for (List<String> row : rows) {
             for (int c = 0; c < row.size(); c++) width[c] = Math.max(width[c], row.get(c).length());
         }
         StringBuilder out = new StringBuilder();
         for (int r = 0; r < rows.size(); r++) {
-            line(out, rows.get(r), width);
+            line(out, rows.get(r), width, leftAligned);
             if (r == 0) {
                 out.append('|');
-                for (int w : width) out.append("-".repeat(w + 1)).append(":|");
+                for (int c = 0; c < width.length; c++) {
+                    out.append(c < leftAligned ? ":" + "-".repeat(width[c] + 1) + "|" : "-".repeat(width[c] + 1) + ":|");
+                }
                 out.append('\n');
             }
         }
         return out.toString();
     }
 
-    private static void line(StringBuilder out, List<String> cells, int[] width) {
+    private static void line(StringBuilder out, List<String> cells, int[] width, int leftAligned) {
         out.append('|');
         for (int c = 0; c < width.length; c++) {
             String cell = cells.get(c);
-            out.append(' ').append(" ".repeat(width[c] - cell.length())).append(cell).append(" |");
+            String pad = " ".repeat(width[c] - cell.length());
+            out.append(' ').append(c < leftAligned ? cell + pad : pad + cell).append(" |");
         }
         out.append('\n');
     }
