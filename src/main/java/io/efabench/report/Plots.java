@@ -13,7 +13,6 @@ import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.style.AxesChartStyler;
 import org.knowm.xchart.style.Styler;
-import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
  * PNG charts of one experiment, 1000x600: {@code <stem>-bandwidth.png} (Gbps vs size, log2
@@ -79,7 +78,7 @@ public final class Plots {
                 maxX = Math.max(maxX, x);
             }
             if (xs.isEmpty()) continue;
-            chart.addSeries(group, xs, ys).setMarker(SeriesMarkers.CIRCLE);
+            chart.addSeries(group, xs, ys); // XChart cycles marker shapes, so overlapping lines stay apart
         }
         if (chart.getSeriesMap().isEmpty()) return null;
         // Whole powers of two at both ends: XChart formats the ends too, and an empty label there hides all ticks.
