@@ -17,7 +17,7 @@ import java.util.TreeSet;
  * @param benchmark fully qualified benchmark method
  * @param mode      JMH mode
  * @param stem      file name stem for its CSV and plots, e.g. "write", "sendrecv", "ipc"
- * @param groups    column group names in the order they first appear in the results
+ * @param groups    column group names: by config as JMH ran them, then numeric params ascending
  * @param sizes     sizes in bytes, ascending (-1 for a benchmark without a size param)
  * @param cells     group -> size -> result
  * @param fixed     params that are the same in every entry and do not name a group (size excluded)

@@ -91,9 +91,9 @@ public final class Report {
         writeCsvs(experiments, runDir, out);
         try {
             writePlots(experiments, runDir, provenance, out);
-        } catch (ReportException | Error e) {
+        } catch (RuntimeException | Error e) {
             // Tables and CSV are already out; a missing font or display library must not hide them.
-            err.println("report: plots skipped: " + e.getMessage());
+            err.println("report: plots skipped: " + (e instanceof ReportException ? e.getMessage() : e.toString()));
         }
         return 0;
     }
