@@ -121,6 +121,7 @@ public final class Discovery implements AutoCloseable {
                 entries.add(e);
             }
         }
+        entries = chooseFabric(entries, System.getenv("EFABENCH_FABRIC"));
         // The local launcher runs every rank on this host: keep tcp on the loopback interface.
         if ("1".equals(System.getenv("EFABENCH_LOOPBACK"))) {
             List<MemorySegment> loop = entries.stream().filter(Discovery::sourceIsLoopback).toList();
@@ -139,6 +140,29 @@ public final class Discovery implements AutoCloseable {
             }
         }
         return new Discovery(list, nics, infos);
+    }
+
+    /**
+     * EFABENCH_FABRIC keeps the entries of that fabric. Without it, "efa-direct" (libfabric 2.x:
+     * the same NICs without the EFA protocol layer, so sends are limited to one MTU) is dropped
+     * where another fabric offers the same provider.
+     */
+    private static List<MemorySegment> chooseFabric(List<MemorySegment> entries, String fabric) {
+        if (fabric != null && !fabric.isBlank()) {
+            List<MemorySegment> chosen = entries.stream().filter(e -> fabricName(e).equals(fabric)).toList();
+            if (chosen.isEmpty()) {
+                throw new FabricException("EFABENCH_FABRIC=" + fabric + ": no such fabric; "
+                        + providerName(entries.getFirst()) + " offers " + entries.stream().map(Discovery::fabricName)
+                        .distinct().toList());
+            }
+            return chosen;
+        }
+        List<MemorySegment> full = entries.stream().filter(e -> !fabricName(e).equals("efa-direct")).toList();
+        return full.isEmpty() ? entries : full;
+    }
+
+    private static String fabricName(MemorySegment e) {
+        return Fi.string(fi_fabric_attr.name(fi_info.fabric_attr(e).reinterpret(fi_fabric_attr.sizeof())));
     }
 
     private static NicInfo nicInfo(int index, MemorySegment e, String domain) {

@@ -68,6 +68,24 @@ class DiscoveryTest {
     }
 
     @Test
+    void loopbackLauncherKeepsTcpOnLoopback() throws Exception {
+        Run run = fabricInfo(Map.of("FI_PROVIDER", "tcp", "EFABENCH_LOOPBACK", "1"));
+        org.junit.jupiter.api.Assumptions.assumeTrue(run.exit() == 0, "tcp is not available here: " + run.err());
+        List<String> nics = run.out().lines().skip(1).toList();
+        assertEquals(1, nics.size(), run.out());
+        assertTrue(nics.getFirst().contains("(127.0.0.1/"), run.out());
+    }
+
+    @Test
+    void unknownFabricIsOneLineListingTheFabrics() throws Exception {
+        Run run = fabricInfo(Map.of("FI_PROVIDER", "tcp", "EFABENCH_FABRIC", "nosuch"));
+        org.junit.jupiter.api.Assumptions.assumeFalse(run.err().contains("no provider offers"), "tcp is not available here");
+        assertEquals(2, run.exit(), run.out() + run.err());
+        assertTrue(run.err().startsWith("EFABENCH_FABRIC=nosuch: no such fabric; tcp;ofi_rxm offers ["), run.err());
+        assertEquals(1, run.err().lines().count(), run.err());
+    }
+
+    @Test
     void unknownOverrideFailsWithEnodata() {
         FabricException e = assertThrows(FabricException.class, () -> Discovery.discover(false, "nosuch"));
         assertEquals(-LibFabric.FI_ENODATA(), e.errno());
