@@ -717,7 +717,7 @@ cmd_report_class() {  # compare/report: the report CLI, no libfabric needed
     find_java
     ensure_jar build
     if ! jar_has_class "$REPORT_CLASS"; then
-        die 2 "$REPORT_CLASS is not in $(rel "$JAR") yet; $sub is not available in this build"
+        die 2 "$REPORT_CLASS is not in $(rel "$JAR") yet; ./run-jmh.sh ${sub/all/report} is not available in this build"
     fi
     exec "$JAVA" -Djava.awt.headless=true -cp "$JAR" "$REPORT_CLASS" "$sub" "$@"
 }
