@@ -111,18 +111,20 @@ ensure_libfabric() {
     have_libfabric && return 0
     if [[ $may_install == yes && $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
         note "libfabric.so.1 not found: installing libfabric1 libfabric-bin with apt-get (quietly)"
-        local log
+        local log apt=(timeout 600 apt-get -o Acquire::Retries=0 -o Acquire::http::Timeout=20 -o Acquire::https::Timeout=20)
         log=$(mktemp)
-        if { DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq libfabric1 libfabric-bin ||
-            { DEBIAN_FRONTEND=noninteractive timeout 600 apt-get update -qq &&
-                DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -qq libfabric1 libfabric-bin; }; } >"$log" 2>&1 &&
-            have_libfabric; then
+        export DEBIAN_FRONTEND=noninteractive
+        # Installed packages' lists may be gone on a fresh image: update only when needed.
+        if { "${apt[@]}" install -y -qq libfabric1 libfabric-bin ||
+            { "${apt[@]}" update -qq && "${apt[@]}" install -y -qq libfabric1 libfabric-bin; }; } >"$log" 2>&1; then
             rm -f "$log"
-            return 0
+            have_libfabric && return 0
+            warn "apt-get installed libfabric1, yet the loader does not find libfabric.so.1"
+        else
+            warn "apt-get could not install libfabric1 libfabric-bin; its last lines:"
+            tail -n 3 "$log" | sed 's/^/  /' >&2
+            rm -f "$log"
         fi
-        warn "apt-get could not install libfabric1 libfabric-bin (last lines of its output follow)"
-        tail -n 3 "$log" >&2
-        rm -f "$log"
     fi
     warn "libfabric.so.1 not found: install libfabric1 and libfabric-bin (Debian/Ubuntu) or the AWS EFA installer; fabric benchmarks will fail"
 }
