@@ -67,26 +67,32 @@ java_major() {  # java_major /path/to/java -> 25
     if [[ ${BASH_REMATCH[1]} == 1 ]]; then echo "${BASH_REMATCH[3]:-0}"; else echo "${BASH_REMATCH[1]}"; fi
 }
 
-find_java() {  # sets JAVA and exports JAVA_HOME
-    local cand major best="" best_major=0
+find_java() {  # find_java [javac]: sets JAVA and exports JAVA_HOME; "javac" when Maven will build
+    local need=${1:-} cand major best="" best_major=0
     if [[ -n ${JAVA_HOME:-} && -x $JAVA_HOME/bin/java ]]; then
         major=$(java_major "$JAVA_HOME/bin/java") || major=0
-        if ((major >= MIN_JAVA)); then
+        if ((major >= MIN_JAVA)) && [[ -z $need || -x $JAVA_HOME/bin/javac ]]; then
             JAVA=$JAVA_HOME/bin/java
             return
         fi
-        warn "JAVA_HOME=$JAVA_HOME is JDK $major, not $MIN_JAVA+; looking for another"
+        if ((major < MIN_JAVA)); then
+            warn "JAVA_HOME=$JAVA_HOME is JDK $major, not $MIN_JAVA+; looking for another"
+        else
+            warn "JAVA_HOME=$JAVA_HOME has no javac (a runtime, not a JDK); looking for a JDK to build with"
+        fi
     fi
-    # A jlink runtime copied next to the jar (GPU machines), then the system's JDKs, then PATH.
-    for cand in "$ROOT/.jdk/bin/java" /usr/lib/jvm/*/bin/java "$(command -v java 2>/dev/null)"; do
+    # The system's JDKs and PATH first; then a jlink runtime copied next to the jar (GPU
+    # machines without a JDK), which can run the jar but not build it.
+    for cand in /usr/lib/jvm/*/bin/java "$(command -v java 2>/dev/null)" "$ROOT/.jdk/bin/java"; do
         [[ -n $cand && -x $cand ]] || continue
+        [[ -n $need && ! -x ${cand%/java}/javac ]] && continue
         major=$(java_major "$cand") || continue
         if ((major >= MIN_JAVA && major > best_major)); then
             best=$cand
             best_major=$major
         fi
     done
-    [[ -n $best ]] || die 1 "no JDK $MIN_JAVA+ found (JAVA_HOME, /usr/lib/jvm/*, PATH): install one (e.g. Temurin $MIN_JAVA) or set JAVA_HOME"
+    [[ -n $best ]] || die 1 "no JDK $MIN_JAVA+ found (JAVA_HOME, /usr/lib/jvm/*, PATH, .jdk): install one (e.g. Temurin $MIN_JAVA) or set JAVA_HOME"
     JAVA=$(readlink -f "$best")
     export JAVA_HOME=${JAVA%/bin/java}
 }
@@ -146,11 +152,21 @@ maven_opts() {
     [[ -n ${EFABENCH_BUILD_DIR:-} ]] && MVN_BUILD_DIR=("-Defabench.build.dir=$BUILD_DIR")
 }
 
-build_jar() {
+build_jar() {  # with JAVA_HOME a JDK (javac), whatever runtime runs the ranks
     maven_opts
     note "building $(rel "$JAR") (mvn -q -B package -DskipTests)"
-    (cd "$ROOT" && mvn -q -B -Dstyle.color=never "${MVN_BUILD_DIR[@]}" package -DskipTests) || die 1 "the build failed (mvn package); see the messages above"
+    (cd "$ROOT" && JAVA_HOME=$BUILD_JDK mvn -q -B -Dstyle.color=never "${MVN_BUILD_DIR[@]}" package -DskipTests) ||
+        die 1 "the build failed (mvn package); see the messages above"
     [[ -f $JAR ]] || die 1 "the build finished but $JAR is missing"
+}
+
+can_build() {  # Maven and a JDK with javac; sets BUILD_JDK
+    command -v mvn >/dev/null || return 1
+    if [[ -x $JAVA_HOME/bin/javac ]]; then
+        BUILD_JDK=$JAVA_HOME
+    else
+        BUILD_JDK=$(find_java javac 2>/dev/null && echo "$JAVA_HOME") || return 1
+    fi
 }
 
 # ensure_jar build|nobuild: "nobuild" inside a cluster job, where every rank would start Maven.
@@ -161,16 +177,16 @@ ensure_jar() {
         return
     fi
     jar_stale || return 0
-    if [[ $mode == build ]] && command -v mvn >/dev/null; then
+    if [[ $mode == build ]] && can_build; then
         build_jar
     elif [[ -f $JAR ]]; then
         if [[ $mode == build ]]; then
-            note "using $(rel "$JAR") as it is (no Maven here to rebuild it)"
+            note "using $(rel "$JAR") as it is (no Maven and JDK here to rebuild it)"
         else
             note "using $(rel "$JAR") as it is (sources are newer; inside a cluster job run ./run-jmh.sh build first)"
         fi
     elif [[ $mode == build ]]; then
-        die 1 "no $JAR and no Maven to build it: install maven (apt-get install maven) or set EFABENCH_JAR"
+        die 1 "no $JAR and no Maven and JDK to build it: install maven and a JDK $MIN_JAVA+, or set EFABENCH_JAR"
     else
         die 1 "no $JAR: build it once before starting the ranks (./run-jmh.sh build)"
     fi
@@ -701,7 +717,7 @@ cluster_source() {
 # ---------------------------------------------------------------- subcommands
 
 cmd_test() {
-    find_java
+    find_java javac
     ensure_libfabric yes
     command -v mvn >/dev/null || die 1 "Maven is needed for the tests: apt-get install maven"
     maven_opts
@@ -737,8 +753,9 @@ main() {
     build)
         shift
         (($# == 0)) || die 2 "usage: ./run-jmh.sh build"
-        find_java
+        find_java javac
         command -v mvn >/dev/null || die 1 "Maven is needed to build: apt-get install maven"
+        BUILD_JDK=$JAVA_HOME
         build_jar
         note "built $(rel "$JAR")"
         exit 0
