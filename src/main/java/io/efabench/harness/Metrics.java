@@ -1,0 +1,42 @@
+package io.efabench.harness;
+
+/**
+ * Every metric formula of the suite, in one place (documented in README.md, "Metrics").
+ *
+ * <ul>
+ *   <li>{@code gbps}: algorithm bandwidth, payload bits delivered per second, 1 Gbps = 1e9 bit/s.
+ *       Payload only: headers, acks and immediate data are not counted.</li>
+ *   <li>{@code busbw_pct}: gbps as a percentage of the link speed of the channels the transfer
+ *       actually used (sum of their {@code fi_info->nic->link_attr->speed}, or
+ *       {@code FABRIC_LINK_GBPS} per channel). Unknown link speed: no value, never a guess.</li>
+ *   <li>{@code lat_us}: time of one transfer in microseconds. For ping-pong this is half the
+ *       round trip (one direction), like fabtests' usec/xfer and OSU's latency.</li>
+ * </ul>
+ * The seed's inconsistencies fixed here: ping-pong bandwidth is per direction over one-way
+ * time (the seed divided one size by the whole round trip), concurrent transfers count all
+ * bytes moved (the seed's all2all ignored N-1 peers), and the %-of-link denominator counts
+ * only the channels used (the seed divided RoundRobin with 2 ranks by 4 NICs).
+ */
+public final class Metrics {
+    private Metrics() {}
+
+    /** Payload bandwidth in Gbps (1e9 bit/s). */
+    public static double gbps(double bytes, double seconds) {
+        return bytes * 8.0 / seconds / 1e9;
+    }
+
+    /** Payload bandwidth in GB/s (1e9 byte/s), the unit NVLink figures are usually quoted in. */
+    public static double gbytesPerSec(double bytes, double seconds) {
+        return bytes / seconds / 1e9;
+    }
+
+    /** Percent of the link speed, or NaN when the link speed is unknown (zero or negative). */
+    public static double busbwPct(double gbps, double linkGbps) {
+        return linkGbps > 0 ? 100.0 * gbps / linkGbps : Double.NaN;
+    }
+
+    /** Seconds to microseconds. */
+    public static double latUs(double seconds) {
+        return seconds * 1e6;
+    }
+}
