@@ -35,6 +35,8 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -52,6 +54,11 @@ public final class Channel implements AutoCloseable {
 
     private static final long ACCESS = Fi.SEND | Fi.RECV | Fi.READ | Fi.WRITE | Fi.REMOTE_READ | Fi.REMOTE_WRITE;
     private static final AtomicLong NEXT_KEY = new AtomicLong(1);
+    /**
+     * Open channels stay strongly reachable, so their automatic arena (context slots the provider
+     * may write to, message structs) cannot be freed under an endpoint that was never closed.
+     */
+    private static final Set<Channel> OPEN = ConcurrentHashMap.newKeySet();
 
     /**
      * ssize_t (*)(struct fid_x *, const void *, uint64_t): the shape of ops->msg.sendmsg,
@@ -166,6 +173,7 @@ public final class Channel implements AutoCloseable {
         }
         MemorySegment info = discovery.info(nic);
         Channel c = new Channel(nic);
+        OPEN.add(c);
         try {
             c.openObjects(info, depth);
             return c;
@@ -516,6 +524,7 @@ public final class Channel implements AutoCloseable {
         domain = MemorySegment.NULL;
         first = closeFid(fabric, "fabric", first);
         fabric = MemorySegment.NULL;
+        OPEN.remove(this);
         if (first != null) {
             throw first;
         }
