@@ -133,7 +133,8 @@ public record Experiment(String benchmark, String mode, String stem, List<String
             if (key.equals("grid") && r.params().containsKey("block")) {
                 String block = r.params().get("block");
                 // A launch shape means nothing for a config that launches no kernel (grid or block 0).
-                if (isNumber(value) && isNumber(block) && Long.parseLong(value) > 0 && Long.parseLong(block) > 0) {
+                // Grids may be SM multiples ("2sm"), so only a literal 0 means "no launch".
+                if (!value.isEmpty() && !block.isEmpty() && !value.equals("0") && !block.equals("0")) {
                     parts.add(value + "x" + block);
                 }
             } else if (key.equals("config")) {

@@ -74,6 +74,15 @@ public final class JmhResults {
         if (o.has("params")) {
             for (var p : o.getAsJsonObject("params").entrySet()) params.put(p.getKey(), p.getValue().getAsString());
         }
+        // IpcBenchmark sweeps launch shapes as one param, shape=GRIDxBLOCK (e.g. 128x256, 2smx1024):
+        // read it as the grid and block params the tables and plots group by.
+        String shape = params.get("shape");
+        int x = shape == null ? -1 : shape.lastIndexOf('x');
+        if (x > 0 && !params.containsKey("grid")) {
+            params.remove("shape");
+            params.put("grid", shape.substring(0, x));
+            params.put("block", shape.substring(x + 1));
+        }
         JmhResult.Metric primary = metric(required(o, "primaryMetric").getAsJsonObject());
         Map<String, JmhResult.Metric> secondary = new LinkedHashMap<>();
         if (o.has("secondaryMetrics")) {
