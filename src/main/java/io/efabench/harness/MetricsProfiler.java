@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.IterationParams;
 import org.openjdk.jmh.profile.InternalProfiler;
@@ -45,7 +46,7 @@ public final class MetricsProfiler implements InternalProfiler {
             return out;
         }
         double device = DeviceClock.meanAndReset();
-        double seconds = Double.isNaN(device) ? secondsPerInvocation(bp, ir.getPrimaryResult()) : device;
+        double seconds = Double.isNaN(device) ? secondsPerInvocation(bp, ip, ir.getPrimaryResult()) : device;
         if (!(seconds > 0) || Double.isInfinite(seconds)) {
             return out;
         }
@@ -62,10 +63,11 @@ public final class MetricsProfiler implements InternalProfiler {
 
     /**
      * Seconds one {@code @Benchmark} invocation took, from the primary result: throughput
-     * modes report operations per time unit, the others time per operation; JMH has already
-     * divided by operations-per-invocation and (single-shot) by the batch size.
+     * modes report operations per time unit, the others time per operation, where JMH has
+     * divided by operations-per-invocation; single-shot scores time the whole batch
+     * ({@code -bs}), so they are divided by the batch size here.
      */
-    static double secondsPerInvocation(BenchmarkParams bp, Result<?> primary) {
+    static double secondsPerInvocation(BenchmarkParams bp, IterationParams ip, Result<?> primary) {
         double score = primary.getScore();
         String unit = primary.getScoreUnit();
         int slash = unit.indexOf('/');
@@ -78,7 +80,8 @@ public final class MetricsProfiler implements InternalProfiler {
         } else {
             perOp = score * secondsIn(unit.substring(0, slash));
         }
-        return perOp * bp.getOpsPerInvocation();
+        double perInvocation = perOp * bp.getOpsPerInvocation();
+        return bp.getMode() == Mode.SingleShotTime ? perInvocation / Math.max(1, ip.getBatchSize()) : perInvocation;
     }
 
     private static double secondsIn(String unit) {

@@ -48,6 +48,36 @@ class FabricBenchmarksIT {
         }
     }
 
+    /**
+     * Every JMH mode, two forks: time-based modes give ranks different invocation counts and
+     * forks start at different times, single-shot runs a fixed batch; none may deadlock or
+     * drift, and lat_us must mean the same thing in all of them (single-shot scores time the
+     * whole batch of 500 invocations: forgetting to divide would show as a 500x latency).
+     */
+    @org.junit.jupiter.api.Test
+    void everyJmhModeRunsWithoutDeadlockAndAgreesOnLatency() throws Exception {
+        java.util.Map<String, Double> lat = new java.util.TreeMap<>();
+        for (String mode : new String[] {"thrpt", "avgt", "sample", "ss"}) {
+            List<String> args = new ArrayList<>(List.of("SendRecvBenchmark", "-p", "size=4K", "-bm", mode,
+                    "-f", "2", "-wi", "1", "-w", "200ms", "-i", "2", "-r", "300ms", "-foe", "true",
+                    "-prof", "io.efabench.harness.MetricsProfiler"));
+            if (mode.equals("ss")) {
+                args.addAll(List.of("-bs", "500"));
+            }
+            Path dir = tmp.resolve(mode);
+            Ranks r = Ranks.start(dir, 2, "shm", args, null);
+            Integer[] codes = r.await(300);
+            assertEquals(0, codes[0], mode + ":\n" + r.allLogs());
+            assertEquals(0, codes[1], mode + ":\n" + r.allLogs());
+            JsonObject e = JsonParser.parseString(Files.readString(dir.resolve("rank0.json"))).getAsJsonArray()
+                    .get(0).getAsJsonObject();
+            lat.put(mode, e.getAsJsonObject("secondaryMetrics").getAsJsonObject("lat_us").get("score").getAsDouble());
+        }
+        double min = lat.values().stream().mapToDouble(Double::doubleValue).min().orElseThrow();
+        double max = lat.values().stream().mapToDouble(Double::doubleValue).max().orElseThrow();
+        assertTrue(max / min < 50, "lat_us per mode disagree: " + lat);
+    }
+
     private JsonArray run(int ranks, String provider, List<String> args) throws Exception {
         Ranks r = Ranks.start(tmp, ranks, provider, args, null);
         Integer[] codes = r.await(600);
