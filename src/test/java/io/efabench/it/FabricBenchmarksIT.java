@@ -52,7 +52,8 @@ class FabricBenchmarksIT {
      * Every JMH mode, two forks: time-based modes give ranks different invocation counts and
      * forks start at different times, single-shot runs a fixed batch; none may deadlock or
      * drift, and lat_us must mean the same thing in all of them (single-shot scores time the
-     * whole batch of 500 invocations: forgetting to divide would show as a 500x latency).
+     * whole batch of 5000 invocations: forgetting to divide would show as a 5000x latency;
+     * single-shot is a cold-start mode, so it gets enough warmup batches to be compiled).
      */
     @org.junit.jupiter.api.Test
     void everyJmhModeRunsWithoutDeadlockAndAgreesOnLatency() throws Exception {
@@ -62,7 +63,8 @@ class FabricBenchmarksIT {
                     "-f", "2", "-wi", "1", "-w", "200ms", "-i", "2", "-r", "300ms", "-foe", "true",
                     "-prof", "io.efabench.harness.MetricsProfiler"));
             if (mode.equals("ss")) {
-                args.addAll(List.of("-bs", "500"));
+                args.set(args.indexOf("-wi") + 1, "5");
+                args.addAll(List.of("-bs", "5000"));
             }
             Path dir = tmp.resolve(mode);
             Ranks r = Ranks.start(dir, 2, "shm", args, null);
@@ -75,7 +77,7 @@ class FabricBenchmarksIT {
         }
         double min = lat.values().stream().mapToDouble(Double::doubleValue).min().orElseThrow();
         double max = lat.values().stream().mapToDouble(Double::doubleValue).max().orElseThrow();
-        assertTrue(max / min < 50, "lat_us per mode disagree: " + lat);
+        assertTrue(max / min < 100, "lat_us per mode disagree: " + lat);
     }
 
     private JsonArray run(int ranks, String provider, List<String> args) throws Exception {
