@@ -1,0 +1,530 @@
+package io.efabench.rank;
+
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * The ranks of one job, joined over a TCP rendezvous hosted by rank 0 (a star: followers talk
+ * only to rank 0). It carries control traffic only: the trial key, fabric addresses and memory
+ * keys (allgather), barriers, leader-to-follower signals and liveness. Data goes over the fabric.
+ *
+ * <p>Each socket has a daemon reader thread. A peer whose socket ends without BYE, an
+ * {@link #abort} anywhere, or a deadline that passes marks the group failed; rank 0 forwards
+ * the reason to every follower, so every rank's next {@link #checkAlive()} or wait throws it at
+ * once. Collectives are called by one thread at a time, in the same order on every rank.
+ */
+public final class RankGroup implements AutoCloseable {
+    public static final int SLOTS = 16;
+    /** How long close() waits for the peers' BYE before it closes the sockets anyway. */
+    private static final long CLOSE_LINGER_NANOS = Duration.ofSeconds(5).toNanos();
+    private static final byte OP_ALLGATHER = 'G';
+    private static final byte OP_BARRIER = 'B';
+
+    private final RankEnv env;
+    private final String key;
+    /** Leader: one per follower (index 0 null). Follower: index 0 is the leader, the rest null. */
+    private final Link[] links;
+    private final String[] names;
+    private final Thread[] readers;
+    private final AtomicLongArray signals = new AtomicLongArray(SLOTS);
+    private volatile String failure;
+
+    /** Guards everything below; waits block on it and reader threads notify it. */
+    private final Object lock = new Object();
+    /** Serialises collectives on this rank, so two threads cannot interleave their frames. */
+    private final Object collectiveLock = new Object();
+    private final Collective[] arrived;
+    private final boolean[] left;
+    private Collective answer;
+    private int seq;
+    private boolean closed;
+
+    private record Collective(int seq, byte op, String what, byte[] payload, List<byte[]> all) {
+        String describe() {
+            return (op == OP_BARRIER ? "barrier \"" : "allgather \"") + what + "\"";
+        }
+    }
+
+    /** Forms the group; blocks until every rank joined, or throws naming who did not. */
+    public static RankGroup join(RankEnv env, String key, Duration timeout) {
+        if (key == null || key.isBlank()) {
+            throw new RankException("rank " + env.rank() + ": the rendezvous key is empty");
+        }
+        if (env.worldSize() == 1) {
+            return new RankGroup(env, key, new Link[1], new Rendezvous.Member[] {Rendezvous.self(env, key)});
+        }
+        return env.isLeader() ? Rendezvous.lead(env, key, timeout) : Rendezvous.follow(env, key, timeout);
+    }
+
+    /** EFABENCH_TIMEOUT_S (a positive integer), else 60 s: the deadline for every rendezvous wait. */
+    public static Duration defaultTimeout() {
+        return timeoutFrom(System.getenv("EFABENCH_TIMEOUT_S"));
+    }
+
+    static Duration timeoutFrom(String value) {
+        if (value == null || value.isBlank()) {
+            return Duration.ofSeconds(60);
+        }
+        long seconds;
+        try {
+            seconds = Long.parseLong(value.strip());
+        } catch (NumberFormatException e) {
+            throw new RankException("EFABENCH_TIMEOUT_S=\"" + value + "\" is not a positive integer (seconds)");
+        }
+        if (seconds < 1 || seconds > 31_536_000) {
+            throw new RankException("EFABENCH_TIMEOUT_S=" + seconds + " is outside 1..31536000 seconds");
+        }
+        return Duration.ofSeconds(seconds);
+    }
+
+    RankGroup(RankEnv env, String key, Link[] links, Rendezvous.Member[] members) {
+        this.env = env;
+        this.key = key;
+        this.links = links;
+        int n = env.worldSize();
+        this.names = new String[n];
+        for (int r = 0; r < n; r++) {
+            names[r] = r == 0 && !env.isLeader()
+                    ? "rank 0 (leader) at " + env.masterAddr() + ":" + env.masterPort()
+                    : members[r].who();
+        }
+        this.arrived = new Collective[n];
+        this.left = new boolean[n];
+        for (int slot = 0; slot < SLOTS; slot++) {
+            signals.set(slot, Long.MIN_VALUE);
+        }
+        this.readers = new Thread[n];
+        for (int r = 0; r < n; r++) {
+            if (links[r] != null) {
+                int peer = r;
+                readers[r] = Thread.ofPlatform().daemon().name("efabench-rank" + env.rank() + "-reader-" + r)
+                        .start(() -> read(peer));
+            }
+        }
+    }
+
+    public int rank() {
+        return env.rank();
+    }
+
+    public int size() {
+        return env.worldSize();
+    }
+
+    public boolean isLeader() {
+        return env.isLeader();
+    }
+
+    public RankEnv env() {
+        return env;
+    }
+
+    public String key() {
+        return key;
+    }
+
+    /** "rank 1 (host h pid 123)", for messages about a peer. */
+    public String describe(int rank) {
+        return names[rank];
+    }
+
+    /** Every rank's bytes, indexed by rank. */
+    public List<byte[]> allgather(String what, byte[] mine, Duration timeout) {
+        return collective(OP_ALLGATHER, what, mine, timeout);
+    }
+
+    public void barrier(String what, Duration timeout) {
+        collective(OP_BARRIER, what, new byte[0], timeout);
+    }
+
+    /** Rank 0 only: sets {@code slot} to {@code value} on every rank, in order with other frames. */
+    public void signal(int slot, long value) {
+        if (!isLeader()) {
+            throw new RankException("rank " + rank() + ": signal(" + slot + ") is for rank 0 only");
+        }
+        checkSlot(slot);
+        throwIfFailed("signal " + slot);
+        signals.set(slot, value);
+        byte[] body = Link.body(out -> {
+            out.writeByte(slot);
+            out.writeLong(value);
+        });
+        for (int r = 1; r < links.length; r++) {
+            if (!hasLeft(r) && !sendTo(r, Link.SIGNAL, body)) {
+                throw failed("rank 0: signal " + slot + " could not reach " + names[r], -1);
+            }
+        }
+    }
+
+    /** The latest value of {@code slot}, or Long.MIN_VALUE before the first signal. A volatile read. */
+    public long signalled(int slot) {
+        return signals.get(slot);
+    }
+
+    /** Waits until {@code slot} holds at least {@code atLeast}; returns the value seen. */
+    public long awaitSignal(int slot, long atLeast, Duration timeout, String what) {
+        checkSlot(slot);
+        long deadline = System.nanoTime() + timeout.toNanos();
+        String timedOut;
+        synchronized (lock) {
+            while (true) {
+                long value = signals.get(slot);
+                if (value >= atLeast) {
+                    return value;
+                }
+                String doing = "waiting for signal " + what + " (slot " + slot + " >= " + atLeast + ")";
+                throwIfFailed(doing);
+                if (left[0] && !isLeader()) {
+                    throw new RankException(prefix() + names[0] + " closed the group while rank " + rank()
+                            + " was " + doing);
+                }
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0) {
+                    timedOut = prefix() + "no signal " + what + " (slot " + slot + " >= " + atLeast + ") from rank 0"
+                            + " within " + Rendezvous.seconds(timeout) + " (latest: " + describeSignal(value) + ")";
+                    break;
+                }
+                waitNanos(remaining);
+            }
+        }
+        throw failed(timedOut, -1);
+    }
+
+    /**
+     * Throws if the group failed. For busy-poll loops: one volatile read, no allocation while alive.
+     */
+    public void checkAlive() {
+        String f = failure;
+        if (f != null) {
+            throw new RankException(f);
+        }
+    }
+
+    /** Fails the group on every rank (best effort) with "rank N aborted: reason". */
+    public void abort(String reason) {
+        fail("rank " + rank() + " aborted: " + reason, -1);
+    }
+
+    /** Says BYE, so peers do not take this close for a death, then closes the sockets. Idempotent. */
+    @Override
+    public void close() {
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
+        boolean graceful = failure == null;
+        for (Link link : links) {
+            if (link != null) {
+                if (graceful) {
+                    link.trySend(Link.BYE, new byte[0]);
+                }
+                link.shutdownOutput();
+            }
+        }
+        // Wait for the peers' BYE and EOF so no unread bytes turn our close into a reset on their side.
+        long deadline = System.nanoTime() + (graceful ? CLOSE_LINGER_NANOS : 0);
+        for (Thread reader : readers) {
+            if (reader != null) {
+                long remaining = deadline - System.nanoTime();
+                if (remaining > 0) {
+                    try {
+                        reader.join(Duration.ofNanos(remaining));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
+                }
+            }
+        }
+        for (Link link : links) {
+            if (link != null) {
+                link.close();
+            }
+        }
+    }
+
+    private List<byte[]> collective(byte op, String what, byte[] mine, Duration timeout) {
+        synchronized (collectiveLock) {
+            return collectiveInOrder(op, what, mine, timeout);
+        }
+    }
+
+    private List<byte[]> collectiveInOrder(byte op, String what, byte[] mine, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        Collective my;
+        synchronized (lock) {
+            if (closed) {
+                throw new RankException(prefix() + "the group is closed");
+            }
+            my = new Collective(++seq, op, what, mine, null);
+        }
+        throwIfFailed(my.describe());
+        if (size() == 1) {
+            return List.of(mine);
+        }
+        return isLeader() ? leaderCollective(my, deadline, timeout) : followerCollective(my, deadline, timeout);
+    }
+
+    private List<byte[]> leaderCollective(Collective my, long deadline, Duration timeout) {
+        byte[][] all = new byte[size()][];
+        all[0] = my.payload();
+        String error = null;
+        synchronized (lock) {
+            while (error == null) {
+                throwIfFailed(my.describe());
+                List<Integer> missing = new ArrayList<>();
+                for (int r = 1; r < size() && error == null; r++) {
+                    Collective c = arrived[r];
+                    if (c == null && left[r]) {
+                        error = "rank 0: " + names[r] + " closed the group before " + my.describe();
+                    } else if (c == null) {
+                        missing.add(r);
+                    } else if (c.seq() != my.seq() || c.op() != my.op() || !c.what().equals(my.what())) {
+                        error = "rank " + r + " is in " + c.describe() + " (#" + c.seq() + ") but rank 0 is in "
+                                + my.describe() + " (#" + my.seq() + ")";
+                    }
+                }
+                if (error != null || missing.isEmpty()) {
+                    break;
+                }
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0) {
+                    error = "rank 0: " + my.describe() + ": ranks " + missing + " did not arrive within "
+                            + Rendezvous.seconds(timeout) + " (arrived: " + arrivedList(missing) + ")";
+                    break;
+                }
+                waitNanos(remaining);
+            }
+            if (error == null) {
+                for (int r = 1; r < size(); r++) {
+                    all[r] = arrived[r].payload();
+                    arrived[r] = null;
+                }
+            }
+        }
+        if (error != null) {
+            throw failed(error, -1);
+        }
+        byte op = my.op();
+        byte[] body = Link.body(out -> {
+            out.writeInt(my.seq());
+            out.writeInt(op == OP_BARRIER ? 0 : all.length);
+            if (op != OP_BARRIER) {
+                for (byte[] b : all) {
+                    Link.writeBytes(out, b);
+                }
+            }
+        });
+        for (int r = 1; r < size(); r++) {
+            if (!sendTo(r, Link.GATHERED, body)) {
+                throw failed("rank 0: " + my.describe() + ": could not answer " + names[r]
+                        + " (disconnected: its process probably died)", -1);
+            }
+        }
+        return Collections.unmodifiableList(Arrays.asList(all));
+    }
+
+    private List<byte[]> followerCollective(Collective my, long deadline, Duration timeout) {
+        byte[] body = Link.body(out -> {
+            out.writeInt(my.seq());
+            out.writeByte(my.op());
+            Link.writeString(out, my.what());
+            Link.writeBytes(out, my.payload());
+        });
+        if (!sendTo(0, Link.GATHER, body)) {
+            throw failed(prefix() + my.describe() + ": " + names[0] + " disconnected", -1);
+        }
+        Collective reply = null;
+        synchronized (lock) {
+            while (answer == null) {
+                throwIfFailed(my.describe());
+                if (left[0]) {
+                    throw new RankException(prefix() + names[0] + " closed the group while rank " + rank()
+                            + " was in " + my.describe());
+                }
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0) {
+                    break;
+                }
+                waitNanos(remaining);
+            }
+            if (answer != null) {
+                reply = answer;
+                answer = null;
+            }
+        }
+        if (reply == null) {
+            throw failed(prefix() + my.describe() + ": no answer from rank 0 (leader) within "
+                    + Rendezvous.seconds(timeout), -1);
+        }
+        if (reply.seq() != my.seq()) {
+            throw failed(prefix() + my.describe() + " is collective #" + my.seq() + " but rank 0 answered #"
+                    + reply.seq(), -1);
+        }
+        return my.op() == OP_BARRIER ? List.of() : reply.all();
+    }
+
+    /** Reader thread for one socket: decodes frames into state and turns a silent EOF into a failure. */
+    private void read(int peer) {
+        Link link = links[peer];
+        String cause;
+        try {
+            while (true) {
+                Link.Frame frame = link.read();
+                DataInputStream in = frame.data();
+                switch (frame.kind()) {
+                    case Link.GATHER -> onGather(peer, in);
+                    case Link.GATHERED -> onGathered(in);
+                    case Link.SIGNAL -> onSignal(in);
+                    case Link.ABORT -> fail(Link.readString(in), peer);
+                    case Link.BYE -> onBye(peer);
+                    default -> throw new IOException("unknown frame kind " + frame.kind());
+                }
+            }
+        } catch (EOFException e) {
+            cause = null;
+        } catch (IOException | RuntimeException e) {
+            cause = e.getMessage() == null ? e.toString() : e.getMessage();
+        }
+        synchronized (lock) {
+            if (closed || left[peer]) {
+                lock.notifyAll();
+                return;
+            }
+        }
+        String how = cause == null ? "" : " (" + cause + ")";
+        fail(peer == 0 && !isLeader()
+                ? names[0] + " disconnected" + how
+                : names[peer] + " disconnected" + how + ": its process probably died", peer);
+    }
+
+    private void onGather(int peer, DataInputStream in) throws IOException {
+        Collective c = new Collective(in.readInt(), in.readByte(), Link.readString(in), Link.readBytes(in), null);
+        synchronized (lock) {
+            if (arrived[peer] != null) {
+                throw new IOException(names[peer] + " started " + c.describe() + " before " + arrived[peer].describe()
+                        + " completed");
+            }
+            arrived[peer] = c;
+            lock.notifyAll();
+        }
+    }
+
+    private void onGathered(DataInputStream in) throws IOException {
+        int s = in.readInt();
+        int n = in.readInt();
+        byte[][] all = new byte[n][];
+        for (int r = 0; r < n; r++) {
+            all[r] = Link.readBytes(in);
+        }
+        synchronized (lock) {
+            answer = new Collective(s, (byte) 0, "", null, Collections.unmodifiableList(Arrays.asList(all)));
+            lock.notifyAll();
+        }
+    }
+
+    private void onSignal(DataInputStream in) throws IOException {
+        int slot = in.readUnsignedByte();
+        long value = in.readLong();
+        if (slot >= SLOTS) {
+            throw new IOException("signal slot " + slot + " is outside 0.." + (SLOTS - 1));
+        }
+        signals.set(slot, value);
+        synchronized (lock) {
+            lock.notifyAll();
+        }
+    }
+
+    private void onBye(int peer) {
+        synchronized (lock) {
+            left[peer] = true;
+            lock.notifyAll();
+        }
+    }
+
+    /**
+     * Marks the group failed (the first reason wins) and passes the reason on: rank 0 to every
+     * follower but the one it came from, a follower to rank 0 unless rank 0 told it.
+     */
+    private void fail(String reason, int fromPeer) {
+        synchronized (lock) {
+            if (failure != null) {
+                return;
+            }
+            failure = reason;
+            lock.notifyAll();
+        }
+        byte[] body = Link.text(reason);
+        for (int r = 0; r < links.length; r++) {
+            if (links[r] != null && r != fromPeer && !hasLeft(r)) {
+                links[r].trySend(Link.ABORT, body);
+            }
+        }
+    }
+
+    /** Fails the group with {@code reason}; the exception carries whichever reason came first. */
+    private RankException failed(String reason, int fromPeer) {
+        fail(reason, fromPeer);
+        return new RankException(failure);
+    }
+
+    private void throwIfFailed(String doing) {
+        String f = failure;
+        if (f != null) {
+            throw new RankException(prefix() + doing + " failed: " + f);
+        }
+    }
+
+    private boolean sendTo(int r, byte kind, byte[] body) {
+        return links[r] != null && links[r].trySend(kind, body);
+    }
+
+    private boolean hasLeft(int r) {
+        synchronized (lock) {
+            return left[r];
+        }
+    }
+
+    private String arrivedList(List<Integer> missing) {
+        StringBuilder s = new StringBuilder("0");
+        for (int r = 1; r < size(); r++) {
+            if (!missing.contains(r)) {
+                s.append(", ").append(r);
+            }
+        }
+        return s.toString();
+    }
+
+    private static String describeSignal(long value) {
+        return value == Long.MIN_VALUE ? "none" : Long.toString(value);
+    }
+
+    private String prefix() {
+        return "rank " + rank() + ": ";
+    }
+
+    private static void checkSlot(int slot) {
+        if (slot < 0 || slot >= SLOTS) {
+            throw new RankException("signal slot " + slot + " is outside 0.." + (SLOTS - 1));
+        }
+    }
+
+    /** Called holding {@link #lock}. */
+    private void waitNanos(long nanos) {
+        try {
+            lock.wait(Math.max(1, nanos / 1_000_000), 0);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RankException(prefix() + "interrupted while waiting on the rank group");
+        }
+    }
+}
