@@ -37,8 +37,8 @@ public final class MetricsProfiler implements InternalProfiler {
     public Collection<? extends Result> afterIteration(BenchmarkParams bp, IterationParams ip, IterationResult ir) {
         Traffic t = Traffic.current();
         List<Result> out = new ArrayList<>(3);
-        if (t == null) {
-            return out;
+        if (t == null || ir.getRawPrimaryResults().isEmpty()) {
+            return out; // not an efabench benchmark, or the iteration failed
         }
         if (!t.leader()) {
             out.add(new ScalarResult("follower", t.rank(), "rank", AggregationPolicy.MAX));

@@ -24,10 +24,6 @@ public record Traffic(long bytesPerInvocation, int transfersPerInvocation, doubl
         return current;
     }
 
-    public static void clear() {
-        current = null;
-    }
-
     public boolean leader() {
         return rank == 0;
     }

@@ -22,8 +22,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  */
 public final class RankGroup implements AutoCloseable {
     public static final int SLOTS = 16;
-    /** How long close() waits for the peers' BYE before it closes the sockets anyway. */
-    private static final long CLOSE_LINGER_NANOS = Duration.ofSeconds(5).toNanos();
+    private static final long ABORT_SEND_WAIT_NANOS = Duration.ofSeconds(1).toNanos();
     private static final byte OP_ALLGATHER = 'G';
     private static final byte OP_BARRIER = 'B';
 
@@ -32,17 +31,19 @@ public final class RankGroup implements AutoCloseable {
     /** Leader: one per follower (index 0 null). Follower: index 0 is the leader, the rest null. */
     private final Link[] links;
     private final String[] names;
-    private final Thread[] readers;
     private final AtomicLongArray signals = new AtomicLongArray(SLOTS);
+    /** Published failure reason: what checkAlive() and the waits throw. */
     private volatile String failure;
 
-    /** Guards everything below; waits block on it and reader threads notify it. */
-    private final Object lock = new Object();
     /** Serialises collectives on this rank, so two threads cannot interleave their frames. */
     private final Object collectiveLock = new Object();
+    /** Guards everything below; waits block on it and reader threads notify it. */
+    private final Object lock = new Object();
     private final Collective[] arrived;
     private final boolean[] left;
     private Collective answer;
+    /** The first failure reason, set before its ABORT frames go out; {@link #failure} follows. */
+    private String claimedFailure;
     private int seq;
     private boolean closed;
 
@@ -100,11 +101,10 @@ public final class RankGroup implements AutoCloseable {
         for (int slot = 0; slot < SLOTS; slot++) {
             signals.set(slot, Long.MIN_VALUE);
         }
-        this.readers = new Thread[n];
         for (int r = 0; r < n; r++) {
             if (links[r] != null) {
                 int peer = r;
-                readers[r] = Thread.ofPlatform().daemon().name("efabench-rank" + env.rank() + "-reader-" + r)
+                Thread.ofPlatform().daemon().name("efabench-rank" + env.rank() + "-reader-" + r)
                         .start(() -> read(peer));
             }
         }
@@ -181,6 +181,7 @@ public final class RankGroup implements AutoCloseable {
                 }
                 String doing = "waiting for signal " + what + " (slot " + slot + " >= " + atLeast + ")";
                 throwIfFailed(doing);
+                throwIfClosed(doing);
                 if (left[0] && !isLeader()) {
                     throw new RankException(prefix() + names[0] + " closed the group while rank " + rank()
                             + " was " + doing);
@@ -212,41 +213,38 @@ public final class RankGroup implements AutoCloseable {
         fail("rank " + rank() + " aborted: " + reason, -1);
     }
 
-    /** Says BYE, so peers do not take this close for a death, then closes the sockets. Idempotent. */
+    /**
+     * Says BYE, so peers do not take this close for a death, then closes the sockets. Idempotent.
+     * It does not wait for the peers: their BYE or EOF after ours is expected, and data they sent
+     * before our FIN stays readable on their side even if our close resets the connection.
+     */
     @Override
     public void close() {
+        boolean graceful;
         synchronized (lock) {
             if (closed) {
                 return;
             }
             closed = true;
+            lock.notifyAll();
+            // Let a reader thread finish forwarding an ABORT before the sockets go.
+            long deadline = System.nanoTime() + ABORT_SEND_WAIT_NANOS;
+            while (claimedFailure != null && failure == null && System.nanoTime() < deadline) {
+                try {
+                    lock.wait(10);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            graceful = claimedFailure == null;
         }
-        boolean graceful = failure == null;
         for (Link link : links) {
             if (link != null) {
                 if (graceful) {
                     link.trySend(Link.BYE, new byte[0]);
                 }
                 link.shutdownOutput();
-            }
-        }
-        // Wait for the peers' BYE and EOF so no unread bytes turn our close into a reset on their side.
-        long deadline = System.nanoTime() + (graceful ? CLOSE_LINGER_NANOS : 0);
-        for (Thread reader : readers) {
-            if (reader != null) {
-                long remaining = deadline - System.nanoTime();
-                if (remaining > 0) {
-                    try {
-                        reader.join(Duration.ofNanos(remaining));
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                        break;
-                    }
-                }
-            }
-        }
-        for (Link link : links) {
-            if (link != null) {
                 link.close();
             }
         }
@@ -281,6 +279,7 @@ public final class RankGroup implements AutoCloseable {
         synchronized (lock) {
             while (error == null) {
                 throwIfFailed(my.describe());
+                throwIfClosed(my.describe());
                 List<Integer> missing = new ArrayList<>();
                 for (int r = 1; r < size() && error == null; r++) {
                     Collective c = arrived[r];
@@ -347,6 +346,7 @@ public final class RankGroup implements AutoCloseable {
         synchronized (lock) {
             while (answer == null) {
                 throwIfFailed(my.describe());
+                throwIfClosed(my.describe());
                 if (left[0]) {
                     throw new RankException(prefix() + names[0] + " closed the group while rank " + rank()
                             + " was in " + my.describe());
@@ -453,15 +453,16 @@ public final class RankGroup implements AutoCloseable {
 
     /**
      * Marks the group failed (the first reason wins) and passes the reason on: rank 0 to every
-     * follower but the one it came from, a follower to rank 0 unless rank 0 told it.
+     * follower but the one it came from, a follower to rank 0 unless rank 0 told it. The reason
+     * is sent before it is published, so no local waiter can wake up, throw and close the sockets
+     * while the ABORT frames are still unsent.
      */
     private void fail(String reason, int fromPeer) {
         synchronized (lock) {
-            if (failure != null) {
+            if (claimedFailure != null) {
                 return;
             }
-            failure = reason;
-            lock.notifyAll();
+            claimedFailure = reason;
         }
         byte[] body = Link.text(reason);
         for (int r = 0; r < links.length; r++) {
@@ -469,18 +470,31 @@ public final class RankGroup implements AutoCloseable {
                 links[r].trySend(Link.ABORT, body);
             }
         }
+        synchronized (lock) {
+            failure = reason;
+            lock.notifyAll();
+        }
     }
 
     /** Fails the group with {@code reason}; the exception carries whichever reason came first. */
     private RankException failed(String reason, int fromPeer) {
         fail(reason, fromPeer);
-        return new RankException(failure);
+        synchronized (lock) {
+            return new RankException(claimedFailure);
+        }
     }
 
     private void throwIfFailed(String doing) {
         String f = failure;
         if (f != null) {
             throw new RankException(prefix() + doing + " failed: " + f);
+        }
+    }
+
+    /** Called holding {@link #lock}. */
+    private void throwIfClosed(String doing) {
+        if (closed) {
+            throw new RankException(prefix() + "the group was closed during " + doing);
         }
     }
 

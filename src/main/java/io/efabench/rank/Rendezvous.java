@@ -4,7 +4,9 @@ import java.io.DataInputStream;
 import java.io.IOException;
 import java.net.BindException;
 import java.net.ConnectException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.NetworkInterface;
 import java.net.NoRouteToHostException;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -62,6 +64,7 @@ final class Rendezvous {
         members[0] = self(env, key);
         Link[] links = new Link[n];
         boolean formed = false;
+        warnIfNotLocal(env);
         try (ServerSocket server = bind(env)) {
             int joined = 1;
             while (joined < n) {
@@ -90,7 +93,10 @@ final class Rendezvous {
                 }
             });
             for (int r = 1; r < n; r++) {
-                links[r].send(Link.WELCOME, welcome);
+                if (!links[r].trySend(Link.WELCOME, welcome)) {
+                    throw new RankException("rendezvous for " + key + ": " + members[r].who()
+                            + " disconnected before the group formed");
+                }
             }
             formed = true;
             return new RankGroup(env, key, links, members);
@@ -197,6 +203,25 @@ final class Rendezvous {
         return server;
     }
 
+    /**
+     * Rank 0 binds the wildcard, so a MASTER_ADDR naming another host binds fine here and the
+     * followers then time out looking for rank 0 there; say so up front.
+     */
+    private static void warnIfNotLocal(RankEnv env) {
+        try {
+            for (InetAddress a : InetAddress.getAllByName(env.masterAddr())) {
+                if (a.isLoopbackAddress() || a.isAnyLocalAddress() || NetworkInterface.getByInetAddress(a) != null) {
+                    return;
+                }
+            }
+            System.err.println("efabench rank 0: warning: MASTER_ADDR " + env.masterAddr()
+                    + " is not an address of this host (" + hostname() + "); the other ranks will look for rank 0 there");
+        } catch (IOException e) {
+            System.err.println("efabench rank 0: warning: MASTER_ADDR " + env.masterAddr()
+                    + " does not resolve here (" + e.getMessage() + "); the other ranks may not find rank 0");
+        }
+    }
+
     static RankGroup follow(RankEnv env, String key, Duration timeout) {
         long start = System.nanoTime();
         long deadline = start + timeout.toNanos();
@@ -210,13 +235,13 @@ final class Rendezvous {
                 throw new RankException(prefix + "could not reach rank 0 at " + where + " for " + key
                         + " within " + seconds(timeout) + " (last error: " + lastError + ")");
             }
+            Socket socket = new Socket();
             Link link = null;
             boolean kept = false;
             try {
-                Socket socket = new Socket();
-                link = new Link(socket);
                 socket.connect(new InetSocketAddress(env.masterAddr(), env.masterPort()),
                         (int) Math.max(1, Math.min(2_000, left / 1_000_000)));
+                link = new Link(socket);
                 link.sendPreamble();
                 link.setReadTimeoutMillis(Math.max(1, left / 1_000_000));
                 int version;
@@ -246,8 +271,8 @@ final class Rendezvous {
                 // A listener that closed while we sat in its backlog; the next rank 0 may bind soon.
                 lastError = "the connection closed during the handshake (" + e + ")";
             } finally {
-                if (!kept && link != null) {
-                    link.close();
+                if (!kept) {
+                    closeQuietly(socket);
                 }
             }
             sleepMillis(Math.min(backoff, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)));
@@ -337,6 +362,14 @@ final class Rendezvous {
         return millis % 1000 == 0 ? (millis / 1000) + " s" : String.format("%.1f s", millis / 1000.0);
     }
 
+    private static void closeQuietly(Socket socket) {
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // never connected, or already gone
+        }
+    }
+
     private static void sleepMillis(long millis) {
         try {
             Thread.sleep(millis);
@@ -357,7 +390,7 @@ final class Rendezvous {
             // not Linux
         }
         try {
-            return java.net.InetAddress.getLocalHost().getHostName();
+            return InetAddress.getLocalHost().getHostName();
         } catch (IOException e) {
             return "unknown-host";
         }

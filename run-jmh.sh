@@ -1,0 +1,824 @@
+#!/usr/bin/env bash
+# run-jmh.sh: build efabench's benchmarks.jar when needed and run JMH on every rank.
+#
+#   ./run-jmh.sh [--ranks N] [--provider P] [--profile] [JMH args...]
+#   ./run-jmh.sh test [mvn args...]        unit + integration tests (mvn -B verify)
+#   ./run-jmh.sh compare OLD NEW [--metric gbps] [--threshold 5]
+#   ./run-jmh.sh report DIR                 tables, CSV, plots for a run folder
+#   ./run-jmh.sh build                      build target/benchmarks.jar only
+#
+# Outside a cluster it starts N local ranks (default 2) on 127.0.0.1. Under torchrun, srun or
+# mpirun (their variables set) it runs exactly one rank: this process.
+#
+# Environment: JAVA_HOME (a JDK 25+), EFABENCH_JAR (the jar), EFABENCH_BUILD_DIR (Maven build
+# folder, default target), EFABENCH_RESULTS (default results), EFABENCH_RUN_ID (run folder
+# name in a cluster), FI_PROVIDER, EFABENCH_PROFILE_EVENT (async-profiler event, default cpu),
+# EFABENCH_GRACE_S (how long the other ranks may take to exit after one ended; default 60 s,
+# or EFABENCH_TIMEOUT_S + 10 when that is larger).
+
+set -uo pipefail
+set +m
+
+# The quick default suite: what a bare ./run-jmh.sh runs (a few minutes on a 2-core laptop).
+DEFAULT_SUITE=(SendRecvBenchmark WriteBenchmark -p size=4K,64K,1M,16M -wi 1 -w 1s -i 3 -r 1s -f 1)
+
+MIN_JAVA=25
+DEFAULT_RANKS=2
+METRICS_PROFILER=io.efabench.harness.MetricsProfiler
+REPORT_CLASS=io.efabench.report.Report
+PROVIDER_NAME='^[A-Za-z0-9_;+.-]+$'  # libfabric names, layered ones like tcp;ofi_rxm included
+# JMH copies the rank JVM's own flags to the benchmark JVMs it forks.
+# Several ranks on one host run JMH at once: its single-instance lock (/tmp/jmh.lock) must not apply.
+RANK_JVM_FLAGS=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Djmh.ignoreLock=true)
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BUILD_DIR=${EFABENCH_BUILD_DIR:-$ROOT/target}
+JAR=${EFABENCH_JAR:-$BUILD_DIR/benchmarks.jar}
+RESULTS=${EFABENCH_RESULTS:-$ROOT/results}
+
+note() { printf 'run-jmh: %s\n' "$*"; }
+warn() { printf 'run-jmh: %s\n' "$*" >&2; }
+die() { local code=$1; shift; warn "$*"; exit "$code"; }
+
+usage() {
+    cat <<EOF
+usage: ./run-jmh.sh [--ranks N] [--provider P] [--profile] [JMH args...]
+       ./run-jmh.sh test [mvn args...]
+       ./run-jmh.sh compare OLD NEW [--metric gbps] [--threshold 5]
+       ./run-jmh.sh report DIR
+       ./run-jmh.sh build
+
+  --ranks N      local ranks to start (default $DEFAULT_RANKS; not allowed under srun/mpirun/torchrun)
+  --provider P   libfabric provider (FI_PROVIDER), e.g. tcp, shm, efa (local default: tcp)
+  --profile      async-profiler flame graph of rank 0 into <run folder>/profile/
+  --             end of launcher options; everything after goes to JMH
+
+JMH options use one dash (-p size=1M, -wi 1, -i 3, -f 1, -l to list, -h for JMH's help).
+With no JMH arguments: ${DEFAULT_SUITE[*]}
+EOF
+}
+
+# ---------------------------------------------------------------- Java and native libraries
+
+java_major() {  # java_major /path/to/java -> 25
+    local line
+    line=$("$1" -version 2>&1 | grep -m1 ' version "') || return 1
+    [[ $line =~ \"([0-9]+)(\.([0-9]+))? ]] || return 1
+    if [[ ${BASH_REMATCH[1]} == 1 ]]; then echo "${BASH_REMATCH[3]:-0}"; else echo "${BASH_REMATCH[1]}"; fi
+}
+
+find_java() {  # find_java [javac]: sets JAVA and exports JAVA_HOME; "javac" when Maven will build
+    local need=${1:-} cand major best="" best_major=0
+    if [[ -n ${JAVA_HOME:-} && -x $JAVA_HOME/bin/java ]]; then
+        major=$(java_major "$JAVA_HOME/bin/java") || major=0
+        if ((major >= MIN_JAVA)) && [[ -z $need || -x $JAVA_HOME/bin/javac ]]; then
+            JAVA=$JAVA_HOME/bin/java
+            return
+        fi
+        if ((major < MIN_JAVA)); then
+            warn "JAVA_HOME=$JAVA_HOME is JDK $major, not $MIN_JAVA+; looking for another"
+        else
+            warn "JAVA_HOME=$JAVA_HOME has no javac (a runtime, not a JDK); looking for a JDK to build with"
+        fi
+    fi
+    # The system's JDKs and PATH first; then a jlink runtime copied next to the jar (GPU
+    # machines without a JDK), which can run the jar but not build it.
+    for cand in /usr/lib/jvm/*/bin/java "$(command -v java 2>/dev/null)" "$ROOT/.jdk/bin/java"; do
+        [[ -n $cand && -x $cand ]] || continue
+        [[ -n $need && ! -x ${cand%/java}/javac ]] && continue
+        major=$(java_major "$cand") || continue
+        if ((major >= MIN_JAVA && major > best_major)); then
+            best=$cand
+            best_major=$major
+        fi
+    done
+    [[ -n $best ]] || die 1 "no JDK $MIN_JAVA+ found (JAVA_HOME, /usr/lib/jvm/*, PATH, .jdk): install one (e.g. Temurin $MIN_JAVA) or set JAVA_HOME"
+    JAVA=$(readlink -f "$best")
+    export JAVA_HOME=${JAVA%/bin/java}
+}
+
+java_version_line() { "$JAVA" -version 2>&1 | grep -m1 ' version "'; }
+
+have_libfabric() {
+    local ldconfig d
+    ldconfig=$(command -v ldconfig || echo /sbin/ldconfig)
+    "$ldconfig" -p 2>/dev/null | grep -q 'libfabric\.so\.1 ' && return 0
+    local IFS=:
+    for d in ${LD_LIBRARY_PATH:-}; do
+        [[ -n $d && -e $d/libfabric.so.1 ]] && return 0
+    done
+    return 1
+}
+
+# Installs libfabric where it can (root, apt-get, and allowed to); otherwise names the packages.
+# Not fatal: GPU-only benchmarks run without libfabric, fabric ones then stop with their own line.
+ensure_libfabric() {
+    local may_install=$1
+    have_libfabric && return 0
+    if [[ $may_install == yes && $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
+        note "libfabric.so.1 not found: installing libfabric1 libfabric-bin with apt-get (quietly)"
+        local log apt=(timeout 600 apt-get -o Acquire::Retries=0 -o Acquire::http::Timeout=20 -o Acquire::https::Timeout=20)
+        log=$(mktemp)
+        export DEBIAN_FRONTEND=noninteractive
+        # Installed packages' lists may be gone on a fresh image: update only when needed.
+        if { "${apt[@]}" install -y -qq libfabric1 libfabric-bin ||
+            { "${apt[@]}" update -qq && "${apt[@]}" install -y -qq libfabric1 libfabric-bin; }; } >"$log" 2>&1; then
+            rm -f "$log"
+            have_libfabric && return 0
+            warn "apt-get installed libfabric1, yet the loader does not find libfabric.so.1"
+        else
+            warn "apt-get could not install libfabric1 libfabric-bin; its last lines:"
+            tail -n 3 "$log" | sed 's/^/  /' >&2
+            rm -f "$log"
+        fi
+    fi
+    warn "libfabric.so.1 not found: install libfabric1 and libfabric-bin (Debian/Ubuntu) or the AWS EFA installer; fabric benchmarks will fail"
+}
+
+# ---------------------------------------------------------------- the jar
+
+jar_stale() {
+    [[ -f $JAR ]] || return 0
+    local paths=() p
+    for p in "$ROOT/src" "$ROOT/pom.xml" "$ROOT/jextract"; do [[ -e $p ]] && paths+=("$p"); done
+    ((${#paths[@]})) || return 1
+    [[ -n $(find "${paths[@]}" -newer "$JAR" -print -quit 2>/dev/null) ]]
+}
+
+maven_opts() {
+    # Maven's own Guava warns about sun.misc.Unsafe on JDK 24+; the build does not use it.
+    export MAVEN_OPTS="${MAVEN_OPTS:+$MAVEN_OPTS }--sun-misc-unsafe-memory-access=allow"
+    MVN_BUILD_DIR=()
+    [[ -n ${EFABENCH_BUILD_DIR:-} ]] && MVN_BUILD_DIR=("-Defabench.build.dir=$BUILD_DIR")
+}
+
+build_jar() {  # with JAVA_HOME a JDK (javac), whatever runtime runs the ranks
+    maven_opts
+    note "building $(rel "$JAR") (mvn -q -B package -DskipTests)"
+    (cd "$ROOT" && JAVA_HOME=$BUILD_JDK mvn -q -B -Dstyle.color=never "${MVN_BUILD_DIR[@]}" package -DskipTests) ||
+        die 1 "the build failed (mvn package); see the messages above"
+    [[ -f $JAR ]] || die 1 "the build finished but $JAR is missing"
+}
+
+can_build() {  # Maven and a JDK with javac; sets BUILD_JDK
+    command -v mvn >/dev/null || return 1
+    if [[ -x $JAVA_HOME/bin/javac ]]; then
+        BUILD_JDK=$JAVA_HOME
+    else
+        BUILD_JDK=$(find_java javac 2>/dev/null && echo "$JAVA_HOME") || return 1
+    fi
+}
+
+# ensure_jar build|nobuild: "nobuild" inside a cluster job, where every rank would start Maven.
+ensure_jar() {
+    local mode=$1
+    if [[ -n ${EFABENCH_JAR:-} ]]; then
+        [[ -f $JAR ]] || die 1 "EFABENCH_JAR=$JAR does not exist"
+        return
+    fi
+    jar_stale || return 0
+    if [[ $mode == build ]] && can_build; then
+        build_jar
+    elif [[ -f $JAR ]]; then
+        if [[ $mode == build ]]; then
+            note "using $(rel "$JAR") as it is (no Maven and JDK here to rebuild it)"
+        else
+            note "using $(rel "$JAR") as it is (sources are newer; inside a cluster job run ./run-jmh.sh build first)"
+        fi
+    elif [[ $mode == build ]]; then
+        die 1 "no $JAR and no Maven and JDK to build it: install maven and a JDK $MIN_JAVA+, or set EFABENCH_JAR"
+    else
+        die 1 "no $JAR: build it once before starting the ranks (./run-jmh.sh build)"
+    fi
+}
+
+jar_has_class() { grep -qaF "${1//.//}.class" "$JAR"; }
+
+# ---------------------------------------------------------------- small helpers
+
+rel() {  # a path relative to the current folder when it lies below it
+    local p=$1
+    if [[ $p == "$PWD"/* ]]; then echo "${p#"$PWD"/}"; else echo "$p"; fi
+}
+
+json_str() {
+    local s=$1
+    s=${s//\\/\\\\}
+    s=${s//\"/\\\"}
+    s=${s//$'\n'/\\n}
+    s=${s//$'\t'/\\t}
+    s=${s//$'\r'/}
+    printf '"%s"' "$(printf '%s' "$s" | tr -d '\000-\037')"
+}
+
+shell_words() {  # the command line as one would type it
+    local out="" a
+    for a in "$@"; do
+        if [[ $a =~ ^[A-Za-z0-9_./=:,+@%-]+$ ]]; then
+            out+="${out:+ }$a"
+        else
+            out+="${out:+ }'${a//\'/\'\\\'\'}'"
+        fi
+    done
+    printf '%s' "$out"
+}
+
+json_array() {
+    local out="" a
+    for a in "$@"; do out+="${out:+, }$(json_str "$a")"; done
+    printf '[%s]' "$out"
+}
+
+free_port() {  # a port nobody listens on, below the kernel's ephemeral range
+    local i p
+    for i in {1..100}; do
+        p=$((20000 + RANDOM % 12000))
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+            echo "$p"
+            return 0
+        fi
+    done
+    return 1
+}
+
+new_run_id() {
+    local id
+    id=$(date +%Y%m%d-%H%M%S)
+    local n=1 try=$id
+    while [[ -e $RESULTS/$try ]]; do
+        n=$((n + 1))
+        try=$id-$n
+    done
+    echo "$try"
+}
+
+cluster_run_id() {
+    if [[ -n ${EFABENCH_RUN_ID:-} ]]; then
+        echo "$EFABENCH_RUN_ID"
+    elif [[ -n ${SLURM_JOB_ID:-} ]]; then
+        echo "slurm-$SLURM_JOB_ID${SLURM_STEP_ID:+.$SLURM_STEP_ID}"
+    elif [[ -n ${TORCHELASTIC_RUN_ID:-} && $TORCHELASTIC_RUN_ID != none ]]; then
+        echo "torchrun-$TORCHELASTIC_RUN_ID"
+    else
+        date +%Y%m%d-%H%M%S
+    fi
+}
+
+write_provenance() {  # write_provenance FILE MODE RANKS PROVIDER HOSTS...
+    local file=$1 mode=$2 ranks=$3 provider=$4
+    shift 4
+    local commit dirty=false cpu
+    commit=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null) || commit=unknown
+    if [[ $commit != unknown && -n $(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null) ]]; then
+        dirty=true
+    fi
+    cpu=$(grep -m1 -E '^(model name|Model)[[:space:]]*:' /proc/cpuinfo 2>/dev/null | sed 's/^[^:]*:[[:space:]]*//')
+    [[ -n $cpu ]] || cpu=$(uname -m)
+    {
+        printf '{\n'
+        printf '  "timestamp": %s,\n' "$(json_str "$(date -u +%Y-%m-%dT%H:%M:%SZ)")"
+        printf '  "git_commit": %s,\n' "$(json_str "$commit")"
+        printf '  "git_dirty": %s,\n' "$dirty"
+        printf '  "command_line": %s,\n' "$(json_str "$COMMAND_LINE")"
+        printf '  "jmh_args": %s,\n' "$(json_array "${JMH_ARGS[@]}")"
+        printf '  "mode": %s,\n' "$(json_str "$mode")"
+        printf '  "ranks": %s,\n' "$ranks"
+        if [[ -n $provider ]]; then
+            printf '  "provider": %s,\n' "$(json_str "$provider")"
+        else
+            printf '  "provider": null,\n'
+        fi
+        printf '  "hosts": %s,\n' "$(json_array "$@")"
+        printf '  "java": %s,\n' "$(json_str "$(java_version_line)")"
+        printf '  "java_home": %s,\n' "$(json_str "$JAVA_HOME")"
+        printf '  "kernel": %s,\n' "$(json_str "$(uname -r)")"
+        printf '  "cpu_model": %s,\n' "$(json_str "$cpu")"
+        printf '  "cpus": %s\n' "$(nproc 2>/dev/null || echo 0)"
+        printf '}\n'
+    } >"$file"
+}
+
+# ---------------------------------------------------------------- rank 0's terminal view
+
+# Shows rank 0's JMH output line by line, adds a progress line before every fork
+# ("[3/28] WriteBenchmark.write config=MultiPin size=1M  ETA 00:02:10") and folds stack
+# frames into one line (the full output is in the log). JMH's "Run progress" percentage is
+# forks done over all forks when the trials share their iteration settings, so the total is
+# done / fraction, exact after the first fork.
+progress_filter() {
+    local log_name=$1 line bench="" params="" p100=0 eta="" k=0 total frames=0 fork="" warm_ms=-1 meas_ms=-1
+    while IFS= read -r line || [[ -n $line ]]; do
+        if [[ $line =~ ^[[:space:]]+(at |\.\.\.\ [0-9]+\ more) ]]; then
+            frames=$((frames + 1))
+            continue
+        fi
+        if ((frames)); then
+            printf '\t... %d stack lines (full trace in %s)\n' "$frames" "$log_name"
+            frames=0
+        fi
+        printf '%s\n' "$line"
+        case $line in
+        "# Benchmark: "*)
+            bench=${line#"# Benchmark: "}
+            local cls=${bench%.*}
+            bench=${cls##*.}.${bench##*.}
+            params=""
+            ;;
+        "# Parameters: "*)
+            params=${line#"# Parameters: ("}
+            params=${params%)}
+            params=${params//" = "/=}
+            params=${params//", "/ }
+            ;;
+        "# Warmup: "*) warm_ms=$(iterations_ms "${line#"# Warmup: "}") ;;
+        "# Measurement: "*) meas_ms=$(iterations_ms "${line#"# Measurement: "}") ;;
+        "# Run progress: "*)
+            if [[ $line =~ ([0-9]+)[.,]([0-9]+)%\ complete,\ ETA\ (.*)$ ]]; then
+                p100=$((10#${BASH_REMATCH[1]} * 100 + 10#${BASH_REMATCH[2]}))
+                eta=${BASH_REMATCH[3]}
+            fi
+            ;;
+        "# Fork: "* | "# Warmup Fork: "*)
+            k=$((k + 1))
+            total="?"
+            if ((p100 > 0 && k > 1)); then
+                total=$((((k - 1) * 20000 + p100) / (2 * p100)))
+                ((total >= k)) || total=$k
+            elif ((k == 1 && warm_ms >= 0 && meas_ms >= 0 && warm_ms + meas_ms >= 1000)); then
+                # Before the first fork JMH's ETA is its whole projected time: forks x fork time.
+                local eta_ms=$(($(duration_s "$eta") * 1000)) fork_ms=$((warm_ms + meas_ms))
+                ((eta_ms > 0)) && total="~$(((eta_ms + fork_ms / 2) / fork_ms))"
+            fi
+            fork=""
+            if [[ $line =~ ([0-9]+)\ of\ ([0-9]+) ]] && ((BASH_REMATCH[2] > 1)); then
+                fork="  fork ${BASH_REMATCH[1]}/${BASH_REMATCH[2]}"
+            fi
+            [[ $line == "# Warmup Fork: "* ]] && fork="  warmup${fork:-  fork}"
+            printf '[%d/%s] %s%s%s  ETA %s\n' "$k" "$total" "$bench" "${params:+ $params}" "$fork" "$eta"
+            ;;
+        esac
+    done
+    ((frames)) && printf '\t... %d stack lines (full trace in %s)\n' "$frames" "$log_name"
+    return 0
+}
+
+iterations_ms() {  # "3 iterations, 1 s each" -> 3000; "<none>" -> 0; anything else -> -1
+    local n t unit
+    [[ $1 == "<none>" ]] && { echo 0; return; }
+    if [[ $1 =~ ^([0-9]+)\ iterations?,\ ([0-9]+)\ (ns|us|ms|s|min|hr)\ each ]]; then
+        n=${BASH_REMATCH[1]} t=${BASH_REMATCH[2]} unit=${BASH_REMATCH[3]}
+        case $unit in
+        ns | us) echo 0 ;;
+        ms) echo $((n * t)) ;;
+        s) echo $((n * t * 1000)) ;;
+        min) echo $((n * t * 60000)) ;;
+        hr) echo $((n * t * 3600000)) ;;
+        esac
+    else
+        echo -1
+    fi
+}
+
+duration_s() {  # JMH's "[N days, ]HH:MM:SS" -> seconds
+    local d=0
+    [[ $1 =~ ^([0-9]+)\ days?,\ (.*)$ ]] && d=${BASH_REMATCH[1]}
+    if [[ $1 =~ ([0-9]+):([0-9]{2}):([0-9]{2})$ ]]; then
+        echo $((d * 86400 + 10#${BASH_REMATCH[1]} * 3600 + 10#${BASH_REMATCH[2]} * 60 + 10#${BASH_REMATCH[3]}))
+    else
+        echo 0
+    fi
+}
+
+# The one-line reasons a rank failed: efabench's own "efabench: " lines; else exception
+# messages (not JMH's wrappers, not stack frames); else the last lines of the log.
+failure_lines() {
+    local log=$1 lines
+    [[ -f $log ]] || { echo "(no log at $log)"; return; }
+    lines=$(grep -aoE 'efabench: .*' "$log" | awk '!seen[$0]++' | tail -n 8)
+    if [[ -z $lines ]]; then
+        lines=$(grep -aE '^([[:space:]]*(Caused by|Suppressed): )?[A-Za-z_$][A-Za-z0-9_$.]*(Exception|Error)(: .*)?$' "$log" |
+            grep -vE 'org\.openjdk\.jmh\.runner\.|^ERROR: ' | sed -E 's/^[[:space:]]*//' | awk '!seen[$0]++' | tail -n 5)
+    fi
+    [[ -n $lines ]] || lines=$(grep -avE '^[[:space:]]*$|^[[:space:]]+(at |\.\.\. [0-9]+ more)' "$log" | tail -n 5)
+    printf '%s\n' "$lines"
+}
+
+# ---------------------------------------------------------------- JMH arguments
+
+is_info_only() {  # JMH invocations that list or explain rather than run
+    local a
+    for a in "$@"; do
+        case $a in -l | -lp | -lprof | -lrf | -h | -help | --help) return 0 ;; esac
+    done
+    return 1
+}
+
+check_jmh_args() {
+    local a
+    for a in "${JMH_ARGS[@]}"; do
+        case $a in
+        -rf | -rff | -rf=* | -rff=*) die 2 "${a%%=*} is set by the launcher (rank 0's JSON goes to results/<run>/jmh.json); leave it out" ;;
+        esac
+    done
+}
+
+jmh_fixed_args() {  # jmh_fixed_args RESULT_FILE -> FIXED_ARGS
+    local a foe=no
+    for a in "${JMH_ARGS[@]}"; do
+        [[ $a == -foe ]] && foe=yes
+    done
+    FIXED_ARGS=()
+    [[ $foe == yes ]] || FIXED_ARGS+=(-foe true)
+    [[ ${EFABENCH_NO_METRICS:-} == 1 ]] || FIXED_ARGS+=(-prof "$METRICS_PROFILER")
+    FIXED_ARGS+=(-rf json -rff "$1")
+}
+
+# Rank 0's JMH arguments: the user's, plus async-profiler under --profile.
+leader_args() {  # leader_args yes|no RUN_DIR -> LEADER_ARGS
+    LEADER_ARGS=("${JMH_ARGS[@]}")
+    [[ $1 == yes ]] || return 0
+    local run_dir=$2 arch lib event paranoid
+    case $(uname -m) in
+    x86_64 | amd64) arch=linux-x64 ;;
+    aarch64 | arm64) arch=linux-arm64 ;;
+    *) die 1 "--profile: async-profiler has no library for $(uname -m)" ;;
+    esac
+    lib=$(dirname "$JAR")/async-profiler/$arch/libasyncProfiler.so
+    [[ -f $lib ]] || die 1 "--profile: no $lib (mvn package unpacks tools.profiler:async-profiler there)"
+    event=${EFABENCH_PROFILE_EVENT:-}
+    if [[ -z $event ]]; then
+        paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 4)
+        if ((paranoid > 2)); then
+            event=itimer
+            note "--profile: perf events are off (kernel.perf_event_paranoid=$paranoid); sampling with itimer"
+        fi
+    fi
+    mkdir -p "$run_dir/profile"
+    # JMH splits a lone -jvmArgsAppend value at spaces but not repeated ones: give one flag each.
+    local a flags=() rest=() tokens=() i
+    for ((i = 0; i < ${#JMH_ARGS[@]}; i++)); do
+        a=${JMH_ARGS[i]}
+        if [[ $a == -jvmArgsAppend ]] && ((i + 1 < ${#JMH_ARGS[@]})); then
+            i=$((i + 1))
+            read -r -a tokens <<<"${JMH_ARGS[i]}"
+            flags+=("${tokens[@]}")
+        else
+            rest+=("$a")
+        fi
+    done
+    flags+=(-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints)
+    LEADER_ARGS=("${rest[@]}" -prof "async:libPath=$lib;output=flamegraph${event:+;event=$event};dir=$run_dir/profile")
+    for a in "${flags[@]}"; do LEADER_ARGS+=(-jvmArgsAppend "$a"); done
+}
+
+# ---------------------------------------------------------------- running ranks
+
+declare -a RANK_PIDS=()
+FILTER_PID=""
+
+kill_ranks() {  # kill_ranks SIGNAL: every rank's process group (its JMH forks included)
+    local pid
+    for pid in "${RANK_PIDS[@]}"; do
+        [[ -n $pid ]] && kill "-$1" -- "-$pid" 2>/dev/null
+    done
+}
+
+stop_ranks() {  # TERM, a few seconds to exit, then KILL
+    local i pid alive
+    kill_ranks TERM
+    for i in {1..20}; do
+        alive=0
+        for pid in "${RANK_PIDS[@]}"; do
+            [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && alive=1
+        done
+        ((alive)) || return 0
+        sleep 0.25
+    done
+    kill_ranks KILL
+}
+
+on_signal() {
+    trap '' INT TERM
+    warn "interrupted ($1): stopping the ranks"
+    stop_ranks
+    [[ -n $FILTER_PID ]] && wait "$FILTER_PID" 2>/dev/null
+    exit "$2"
+}
+
+grace_seconds() {
+    if [[ -n ${EFABENCH_GRACE_S:-} ]]; then
+        [[ $EFABENCH_GRACE_S =~ ^[0-9]+$ ]] || die 2 "EFABENCH_GRACE_S=$EFABENCH_GRACE_S is not a number of seconds"
+        echo "$EFABENCH_GRACE_S"
+        return
+    fi
+    local g=60 t=${EFABENCH_TIMEOUT_S:-}
+    [[ $t =~ ^[0-9]+$ ]] && ((t + 10 > g)) && g=$((t + 10))
+    echo "$g"
+}
+
+# Starts rank 0 with its output shown through progress_filter and kept in LOG.
+start_leader() {  # start_leader LOG CMD... (env already exported by the caller's prefix)
+    local log=$1
+    shift
+    PIPE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/run-jmh.XXXXXX") || die 1 "cannot create a temporary folder"
+    trap 'rm -rf "$PIPE_DIR"' EXIT
+    mkfifo "$PIPE_DIR/rank0" || die 1 "cannot create a pipe in $PIPE_DIR"
+    tee -a "$log" <"$PIPE_DIR/rank0" | progress_filter "$(rel "$log")" &
+    FILTER_PID=$!
+    setsid "$@" >"$PIPE_DIR/rank0" 2>&1 &
+    RANK_PIDS[0]=$!
+}
+
+report_run() {  # report_run RUN_DIR
+    if ! jar_has_class "$REPORT_CLASS"; then
+        note "report: $REPORT_CLASS is not in this jar yet; skipped (results are in $(rel "$1")/jmh.json)"
+        return 0
+    fi
+    "$JAVA" -Djava.awt.headless=true -cp "$JAR" "$REPORT_CLASS" all "$1"
+}
+
+show_profiles() {
+    local f found=()
+    while IFS= read -r f; do found+=("$f"); done < <(find "$1/profile" -name '*.html' 2>/dev/null | sort)
+    if ((${#found[@]})); then
+        note "flame graphs:"
+        for f in "${found[@]}"; do printf '  %s\n' "$(rel "$f")"; done
+    else
+        warn "--profile: no flame graph was written to $(rel "$1")/profile"
+    fi
+}
+
+run_local() {
+    local ranks=$1 provider=$2 profile=$3
+    local port run_id run_dir k
+    if [[ -n ${MASTER_PORT:-} ]]; then
+        port=$MASTER_PORT
+    else
+        port=$(free_port) || die 1 "found no free TCP port on 127.0.0.1 for the rendezvous"
+    fi
+    run_id=$(new_run_id)
+    run_dir=$RESULTS/$run_id
+    mkdir -p "$run_dir/logs" "$run_dir/followers" "$run_dir/provenance" || die 1 "cannot create $run_dir"
+    ln -sfn "$run_id" "$RESULTS/latest"
+    write_provenance "$run_dir/provenance/launcher.json" local "$ranks" "$provider" "$(hostname)"
+
+    jmh_fixed_args "$run_dir/jmh.json"
+    local leader_fixed=("${FIXED_ARGS[@]}")
+    leader_args "$profile" "$run_dir"
+
+    local followers=""
+    ((ranks > 1)) && followers="; followers' output goes to $(rel "$run_dir")/logs/rank{1..$((ranks - 1))}.log (their JMH numbers only mirror rank 0)"
+    ((ranks == 2)) && followers="; rank 1's output goes to $(rel "$run_dir")/logs/rank1.log (its JMH numbers only mirror rank 0)"
+    note "$ranks $( ((ranks == 1)) && echo rank || echo ranks) on 127.0.0.1:$port over FI_PROVIDER=$provider; run folder $(rel "$run_dir")"
+    note "rank 0's output follows (also in $(rel "$run_dir")/logs/rank0.log)$followers"
+
+    trap 'on_signal INT 130' INT
+    trap 'on_signal TERM 143' TERM
+    export WORLD_SIZE=$ranks LOCAL_WORLD_SIZE=$ranks MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        FI_PROVIDER=$provider EFABENCH_RUN_DIR=$run_dir EFABENCH_LOOPBACK=1
+    for ((k = ranks - 1; k >= 1; k--)); do
+        jmh_fixed_args "$run_dir/followers/rank$k.json"
+        RANK=$k LOCAL_RANK=$k setsid "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" \
+            >"$run_dir/logs/rank$k.log" 2>&1 &
+        RANK_PIDS[k]=$!
+    done
+    RANK=0 LOCAL_RANK=0 start_leader "$run_dir/logs/rank0.log" \
+        "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${LEADER_ARGS[@]}" "${leader_fixed[@]}"
+
+    wait_ranks "$run_dir"
+    local failed=$?
+    wait "$FILTER_PID" 2>/dev/null
+    FILTER_PID=""
+    trap - INT TERM
+    ((failed)) && exit 1
+    [[ $profile == yes ]] && show_profiles "$run_dir"
+    report_run "$run_dir" || die 1 "the report failed for $(rel "$run_dir")"
+}
+
+# Waits for every rank; after the first one ends, the others get the grace period to end
+# by themselves (a failed peer makes them fail fast), then they are killed. Prints the
+# reasons of every rank that failed. Returns 1 when any rank failed.
+wait_ranks() {
+    local run_dir=$1 grace deadline=0 first="" k pid rc now
+    grace=$(grace_seconds)
+    declare -A status=()
+    local live=("${!RANK_PIDS[@]}")
+    while ((${#live[@]})); do
+        local still=()
+        for k in "${live[@]}"; do
+            pid=${RANK_PIDS[k]}
+            if kill -0 "$pid" 2>/dev/null; then
+                still+=("$k")
+                continue
+            fi
+            wait "$pid"
+            rc=$?
+            status[$k]=$rc
+            if [[ -z $first ]]; then
+                first=$k
+                deadline=$((SECONDS + grace))
+            fi
+            if ((rc != 0)) && ((${#live[@]} > 1)); then
+                warn "rank $k exited with status $rc; waiting up to ${grace}s for the other ranks to stop"
+            fi
+        done
+        live=("${still[@]}")
+        ((${#live[@]})) || break
+        now=$SECONDS
+        if ((deadline && now >= deadline)); then
+            warn "rank(s) ${live[*]} still running ${grace}s after rank $first ended: killing them"
+            local keep=("${RANK_PIDS[@]}")
+            RANK_PIDS=()
+            for k in "${live[@]}"; do RANK_PIDS[k]=${keep[k]}; done
+            stop_ranks
+            for k in "${live[@]}"; do
+                wait "${keep[k]}" 2>/dev/null
+                status[$k]=killed
+            done
+            RANK_PIDS=("${keep[@]}")
+            break
+        fi
+        sleep 0.5
+    done
+    local bad=0
+    for k in $(printf '%s\n' "${!status[@]}" | sort -n); do
+        rc=${status[$k]}
+        [[ $rc == 0 ]] && continue
+        bad=1
+        local why="exited with status $rc"
+        [[ $rc == killed ]] && why="did not exit in time and was killed"
+        [[ $rc =~ ^[0-9]+$ ]] && ((rc > 128)) && why="was killed by signal $((rc - 128))"
+        warn "rank $k failed: $why (log: $(rel "$run_dir")/logs/rank$k.log)"
+        failure_lines "$run_dir/logs/rank$k.log" | sed 's/^/  /' >&2
+    done
+    return $bad
+}
+
+run_cluster() {
+    local source=$1 provider=$2 profile=$3
+    local rank world run_id run_dir log rc
+    case $source in
+    torchrun) rank=$RANK world=$WORLD_SIZE ;;
+    openmpi) rank=$OMPI_COMM_WORLD_RANK world=${OMPI_COMM_WORLD_SIZE:-?} ;;
+    slurm) rank=$SLURM_PROCID world=${SLURM_NTASKS:-${SLURM_NPROCS:-?}} ;;
+    esac
+    [[ $rank =~ ^[0-9]+$ ]] || die 2 "rank '$rank' from the $source environment is not a number"
+    [[ -n $provider ]] && export FI_PROVIDER=$provider
+    run_id=$(cluster_run_id)
+    run_dir=$RESULTS/$run_id
+    mkdir -p "$run_dir/logs" "$run_dir/followers" "$run_dir/provenance" || die 1 "cannot create $run_dir"
+    export EFABENCH_RUN_DIR=$run_dir
+    log=$run_dir/logs/rank$rank.log
+
+    trap 'on_signal INT 130' INT
+    trap 'on_signal TERM 143' TERM
+    if ((rank == 0)); then
+        ln -sfn "$run_id" "$RESULTS/latest"
+        local hosts=("$(hostname)")
+        [[ -n ${SLURM_JOB_NODELIST:-} ]] && hosts=("$SLURM_JOB_NODELIST")
+        write_provenance "$run_dir/provenance/launcher.json" "$source" "$world" "${FI_PROVIDER:-}" "${hosts[@]}"
+        jmh_fixed_args "$run_dir/jmh.json"
+        leader_args "$profile" "$run_dir"
+        note "rank 0 of $world ($source) on $(hostname), FI_PROVIDER=${FI_PROVIDER:-<default>}; run folder $(rel "$run_dir")"
+        note "rank 0's output follows (also in $(rel "$log")); the other ranks log to $(rel "$run_dir")/logs/rank<k>.log on their hosts (their JMH numbers only mirror rank 0)"
+        start_leader "$log" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${LEADER_ARGS[@]}" "${FIXED_ARGS[@]}"
+    else
+        jmh_fixed_args "$run_dir/followers/rank$rank.json"
+        setsid "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" >"$log" 2>&1 &
+        RANK_PIDS[0]=$!
+    fi
+    wait "${RANK_PIDS[0]}"
+    rc=$?
+    [[ -n $FILTER_PID ]] && wait "$FILTER_PID" 2>/dev/null
+    FILTER_PID=""
+    trap - INT TERM
+    if ((rc != 0)); then
+        warn "rank $rank on $(hostname) failed: exited with status $rc (log: $(rel "$log"))"
+        failure_lines "$log" | sed 's/^/  /' >&2
+        exit 1
+    fi
+    if ((rank == 0)); then
+        [[ $profile == yes ]] && show_profiles "$run_dir"
+        report_run "$run_dir" || die 1 "the report failed for $(rel "$run_dir")"
+    fi
+}
+
+cluster_source() {
+    if [[ -n ${RANK:-} || -n ${WORLD_SIZE:-} ]]; then
+        [[ -n ${RANK:-} && -n ${WORLD_SIZE:-} ]] || die 2 "only one of RANK and WORLD_SIZE is set; set both (torchrun style) or neither"
+        echo torchrun
+    elif [[ -n ${OMPI_COMM_WORLD_RANK:-} ]]; then
+        echo openmpi
+    elif [[ -n ${SLURM_PROCID:-} ]]; then
+        echo slurm
+    fi
+}
+
+# ---------------------------------------------------------------- subcommands
+
+cmd_test() {
+    find_java javac
+    ensure_libfabric yes
+    command -v mvn >/dev/null || die 1 "Maven is needed for the tests: apt-get install maven"
+    maven_opts
+    note "mvn -B verify with $(java_version_line)"
+    (cd "$ROOT" && mvn -B -ntp -Dstyle.color=never "${MVN_BUILD_DIR[@]}" verify "$@")
+    local rc=$?
+    note "test reports: $(rel "$BUILD_DIR")/surefire-reports (unit), $(rel "$BUILD_DIR")/failsafe-reports (integration)"
+    ((rc == 0)) || warn "tests failed (mvn exit status $rc)"
+    exit $rc
+}
+
+cmd_report_class() {  # compare/report: the report CLI, no libfabric needed
+    local sub=$1
+    shift
+    find_java
+    ensure_jar build
+    if ! jar_has_class "$REPORT_CLASS"; then
+        die 2 "$REPORT_CLASS is not in $(rel "$JAR") yet; ./run-jmh.sh ${sub/all/report} is not available in this build"
+    fi
+    exec "$JAVA" -Djava.awt.headless=true -cp "$JAR" "$REPORT_CLASS" "$sub" "$@"
+}
+
+main() {
+    COMMAND_LINE=$(shell_words "$0" "$@")
+    case ${1:-} in
+    test) shift; cmd_test "$@" ;;
+    compare) shift; cmd_report_class compare "$@" ;;
+    report)
+        shift
+        (($# == 1)) || die 2 "usage: ./run-jmh.sh report DIR"
+        cmd_report_class all "$@"
+        ;;
+    build)
+        shift
+        (($# == 0)) || die 2 "usage: ./run-jmh.sh build"
+        find_java javac
+        command -v mvn >/dev/null || die 1 "Maven is needed to build: apt-get install maven"
+        BUILD_JDK=$JAVA_HOME
+        build_jar
+        note "built $(rel "$JAR")"
+        exit 0
+        ;;
+    esac
+
+    local ranks="" provider="" profile=no
+    while (($#)); do
+        case $1 in
+        --ranks | --ranks=*)
+            if [[ $1 == --ranks ]]; then
+                (($# >= 2)) || die 2 "--ranks needs a value (a positive integer)"
+                ranks=$2
+                shift
+            else
+                ranks=${1#--ranks=}
+            fi
+            [[ $ranks =~ ^[1-9][0-9]{0,3}$ ]] || die 2 "--ranks needs a positive integer, got '$ranks'"
+            ;;
+        --provider | --provider=*)
+            if [[ $1 == --provider ]]; then
+                (($# >= 2)) || die 2 "--provider needs a value (tcp, shm, efa, ...)"
+                provider=$2
+                shift
+            else
+                provider=${1#--provider=}
+            fi
+            [[ $provider =~ $PROVIDER_NAME ]] || die 2 "--provider needs a provider name (tcp, shm, efa, ...), got '$provider'"
+            ;;
+        --profile) profile=yes ;;
+        --help) usage; exit 0 ;;
+        --) shift; break ;;
+        --*) die 2 "unknown option $1 (launcher options: --ranks N, --provider P, --profile; JMH options use one dash; see --help)" ;;
+        *) break ;;
+        esac
+        shift
+    done
+    JMH_ARGS=("$@")
+
+    local source
+    source=$(cluster_source) || exit $?
+    [[ -n $source && -n $ranks ]] && die 2 "--ranks is not allowed under $source: the job launcher starts the ranks"
+
+    find_java
+    if [[ -n $source ]]; then
+        ensure_libfabric no
+        ensure_jar nobuild
+    else
+        ensure_libfabric yes
+        ensure_jar build
+    fi
+
+    if is_info_only "${JMH_ARGS[@]}"; then
+        exec "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}"
+    fi
+    ((${#JMH_ARGS[@]})) || JMH_ARGS=("${DEFAULT_SUITE[@]}")
+    check_jmh_args
+
+    if [[ -n $source ]]; then
+        run_cluster "$source" "$provider" "$profile"
+    else
+        run_local "${ranks:-$DEFAULT_RANKS}" "${provider:-${FI_PROVIDER:-tcp}}" "$profile"
+    fi
+}
+
+main "$@"

@@ -1,0 +1,106 @@
+package io.efabench.bench;
+
+import java.util.concurrent.TimeUnit;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.infra.IterationParams;
+
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.FabricTrial;
+import io.efabench.harness.PingPongRounds;
+import io.efabench.harness.Sizes;
+import io.efabench.harness.Traffic;
+
+/**
+ * Two-sided SEND/RECV ping-pong, rank 0 with ranks 1..N-1 in turn (seed: experiments/sendrecv).
+ * Score: time of one invocation = one ping-pong with every target. Secondary metrics (with
+ * {@code -prof io.efabench.harness.MetricsProfiler}): lat_us = half a round trip, gbps = size
+ * over that one-way time; see README "Metrics".
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
+public class SendRecvBenchmark {
+
+    /** SingleHost: page-aligned host memory registered with the provider (the seed's Host column). */
+    @Param({"SingleHost"})
+    public String config;
+
+    @Param({"128K", "256K", "512K", "1M", "2M", "4M", "8M", "16M", "32M", "64M", "128M"})
+    public String size;
+
+    private FabricTrial trial;
+    private PingPongRounds rounds;
+    private boolean leader;
+
+    @Setup(Level.Trial)
+    public void setup(BenchmarkParams bp) {
+        if (!config.equals("SingleHost")) {
+            throw new BenchmarkSetupException("SendRecvBenchmark config=" + config
+                    + " is not known here; configs: SingleHost (SingleDevice needs CUDA memory)");
+        }
+        long bytes = Sizes.parse(size);
+        trial = FabricTrial.open(bp, "1", 2);
+        try {
+            rounds = new PingPongRounds(trial, bytes);
+            leader = trial.rank == 0;
+            Traffic.publish(rounds.bytesPerInvocation(), rounds.transfersPerInvocation(), rounds.linkGbps(), trial.rank);
+        } catch (RuntimeException e) {
+            throw trial.fail(e);
+        }
+    }
+
+    @Setup(Level.Iteration)
+    public void startIteration(IterationParams ip) {
+        trial.beginIteration(ip);
+    }
+
+    @Benchmark
+    public void pingPong() {
+        try {
+            if (leader) {
+                rounds.leaderRound();
+            } else {
+                rounds.followerRound();
+            }
+        } catch (RuntimeException e) {
+            throw trial.fail(e);
+        }
+    }
+
+    @TearDown(Level.Iteration)
+    public void endIteration() {
+        try {
+            if (leader) {
+                rounds.leaderEndIteration();
+            } else {
+                rounds.followerEndIteration();
+            }
+        } catch (RuntimeException e) {
+            throw trial.fail(e);
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void close() {
+        if (trial != null) {
+            trial.close();
+        }
+    }
+}

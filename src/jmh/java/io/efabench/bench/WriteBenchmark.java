@@ -1,0 +1,125 @@
+package io.efabench.bench;
+
+import java.util.concurrent.TimeUnit;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.infra.IterationParams;
+
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.FabricTrial;
+import io.efabench.harness.Sizes;
+import io.efabench.harness.Traffic;
+import io.efabench.harness.WriteRounds;
+
+/**
+ * RDMA write with immediate data, rank 0 to ranks 1..N-1 (seed: experiments/write).
+ * <ul>
+ *   <li>SinglePin: the whole buffer on channel 0, targets in turn.</li>
+ *   <li>MultiPin: the buffer split into one stripe per channel, stripes in flight together,
+ *       targets in turn.</li>
+ *   <li>RoundRobinPin: target k on channel (k + rank) % channels, all targets at once.</li>
+ * </ul>
+ * {@code completion=remote}: a write is done when the target saw every immediate (it acks);
+ * {@code completion=local}: done at the local completion, at most 16 rounds ahead of the target.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
+public class WriteBenchmark {
+
+    @Param({"SinglePin", "MultiPin", "RoundRobinPin"})
+    public String config;
+
+    @Param({"256K", "512K", "1M", "2M", "4M", "8M", "16M", "32M", "64M", "128M", "256M", "512M", "1G"})
+    public String size;
+
+    /** "auto": the NICs the provider reports for this rank; a number opens that many endpoints. */
+    @Param({"auto"})
+    public String channels;
+
+    @Param({"remote", "local"})
+    public String completion;
+
+    private FabricTrial trial;
+    private WriteRounds rounds;
+    private boolean leader;
+
+    @Setup(Level.Trial)
+    public void setup(BenchmarkParams bp) {
+        WriteRounds.Layout layout = switch (config) {
+            case "SinglePin" -> WriteRounds.Layout.SINGLE;
+            case "MultiPin" -> WriteRounds.Layout.MULTI;
+            case "RoundRobinPin" -> WriteRounds.Layout.ROUND_ROBIN;
+            default -> throw new BenchmarkSetupException("WriteBenchmark config=" + config
+                    + " is not known; configs: SinglePin, MultiPin, RoundRobinPin");
+        };
+        boolean remote = switch (completion) {
+            case "remote" -> true;
+            case "local" -> false;
+            default -> throw new BenchmarkSetupException("completion=" + completion + ": use remote or local");
+        };
+        long bytes = Sizes.parse(size);
+        trial = FabricTrial.open(bp, channels, 2);
+        try {
+            rounds = new WriteRounds(trial, layout, remote, bytes);
+            leader = trial.rank == 0;
+            Traffic.publish(rounds.bytesPerInvocation(), rounds.transfersPerInvocation(), rounds.linkGbps(), trial.rank);
+        } catch (RuntimeException e) {
+            throw trial.fail(e);
+        }
+    }
+
+    @Setup(Level.Iteration)
+    public void startIteration(IterationParams ip) {
+        trial.beginIteration(ip);
+    }
+
+    @Benchmark
+    public void write() {
+        try {
+            if (leader) {
+                rounds.leaderRound();
+            } else {
+                rounds.followerRound();
+            }
+        } catch (RuntimeException e) {
+            throw trial.fail(e);
+        }
+    }
+
+    @TearDown(Level.Iteration)
+    public void endIteration() {
+        try {
+            if (leader) {
+                rounds.leaderEndIteration();
+            } else {
+                rounds.followerEndIteration();
+            }
+        } catch (RuntimeException e) {
+            throw trial.fail(e);
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void close() {
+        if (trial != null) {
+            trial.close();
+        }
+    }
+}

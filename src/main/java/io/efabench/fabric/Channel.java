@@ -1,0 +1,540 @@
+package io.efabench.fabric;
+
+import io.efabench.fabric.generated.LibFabric;
+import io.efabench.fabric.generated.fi_av_attr;
+import io.efabench.fabric.generated.fi_context2;
+import io.efabench.fabric.generated.fi_cq_attr;
+import io.efabench.fabric.generated.fi_cq_err_entry;
+import io.efabench.fabric.generated.fi_domain_attr;
+import io.efabench.fabric.generated.fi_info;
+import io.efabench.fabric.generated.fi_mr_attr;
+import io.efabench.fabric.generated.fi_msg;
+import io.efabench.fabric.generated.fi_msg_rma;
+import io.efabench.fabric.generated.fi_ops_av;
+import io.efabench.fabric.generated.fi_ops_cm;
+import io.efabench.fabric.generated.fi_ops_cq;
+import io.efabench.fabric.generated.fi_ops_domain;
+import io.efabench.fabric.generated.fi_ops_fabric;
+import io.efabench.fabric.generated.fi_ops_mr;
+import io.efabench.fabric.generated.fi_ops_msg;
+import io.efabench.fabric.generated.fi_ops_rma;
+import io.efabench.fabric.generated.fi_rma_iov;
+import io.efabench.fabric.generated.fid_av;
+import io.efabench.fabric.generated.fid_cq;
+import io.efabench.fabric.generated.fid_domain;
+import io.efabench.fabric.generated.fid_ep;
+import io.efabench.fabric.generated.fid_fabric;
+import io.efabench.fabric.generated.fid_mr;
+import io.efabench.fabric.generated.iovec;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * One NIC's fabric, domain, completion queue, address vector and RDM endpoint.
+ *
+ * <p>Not thread-safe: one thread posts and polls at a time (the domain is opened with
+ * FI_THREAD_DOMAIN). The post and poll methods allocate nothing: the message structs are
+ * preallocated per channel and mutated in place, and the provider's function pointers are
+ * resolved once at open and called through {@code static final} critical downcall handles.
+ */
+public final class Channel implements AutoCloseable {
+    /** Operation context slots per channel: {@code ctx} arguments are indexes into them. */
+    public static final int CONTEXT_SLOTS = 1024;
+    static final long CONTEXT_SIZE = fi_context2.sizeof();
+
+    private static final long ACCESS = Fi.SEND | Fi.RECV | Fi.READ | Fi.WRITE | Fi.REMOTE_READ | Fi.REMOTE_WRITE;
+    private static final AtomicLong NEXT_KEY = new AtomicLong(1);
+    /**
+     * Open channels stay strongly reachable, so their automatic arena (context slots the provider
+     * may write to, message structs) cannot be freed under an endpoint that was never closed.
+     */
+    private static final Set<Channel> OPEN = ConcurrentHashMap.newKeySet();
+
+    /**
+     * ssize_t (*)(struct fid_x *, const void *, uint64_t): the shape of ops->msg.sendmsg,
+     * msg.recvmsg, rma.writemsg, cq.read and cq.readerr alike. Virtual (address per call), since
+     * the function pointers belong to the provider; critical because they neither block nor
+     * call back into Java.
+     */
+    private static final MethodHandle OP = Linker.nativeLinker().downcallHandle(
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG),
+            Linker.Option.critical(false));
+
+    private static final long IOV_BASE = iovec.iov_base$offset();
+    private static final long IOV_LEN = iovec.iov_len$offset();
+    private static final long MSG_ADDR = fi_msg.addr$offset();
+    private static final long MSG_CONTEXT = fi_msg.context$offset();
+    private static final long MSG_DATA = fi_msg.data$offset();
+    private static final long RMA_MSG_ADDR = fi_msg_rma.addr$offset();
+    private static final long RMA_MSG_CONTEXT = fi_msg_rma.context$offset();
+    private static final long RMA_MSG_DATA = fi_msg_rma.data$offset();
+    private static final long RMA_IOV_ADDR = fi_rma_iov.addr$offset();
+    private static final long RMA_IOV_LEN = fi_rma_iov.len$offset();
+    private static final long RMA_IOV_KEY = fi_rma_iov.key$offset();
+
+    private final NicInfo nic;
+    private final long mrMode;
+    private final boolean mrLocal;
+    private final boolean rxCqDataConsumesRecv;
+    private final long cqDataMask;
+    private final List<MemoryRegion> regions = new ArrayList<>();
+
+    // Native objects, NULL once closed.
+    private MemorySegment fabric = MemorySegment.NULL;
+    private MemorySegment domain = MemorySegment.NULL;
+    private MemorySegment cq = MemorySegment.NULL;
+    private MemorySegment av = MemorySegment.NULL;
+    private MemorySegment ep = MemorySegment.NULL;
+    private byte[] name;
+
+    // Hot path: provider function pointers and preallocated structs owned by this channel.
+    private MemorySegment sendFn;
+    private MemorySegment recvFn;
+    private MemorySegment writeFn;
+    private MemorySegment cqReadFn;
+    private MemorySegment cqReadErrFn;
+    private MemorySegment cqStrerrorFn;
+    private final MemorySegment contexts;
+    private final long contextBase;
+    private final MemorySegment sendMsg;
+    private final MemorySegment sendIov;
+    private final MemorySegment sendDesc;
+    private final MemorySegment recvMsg;
+    private final MemorySegment recvIov;
+    private final MemorySegment recvDesc;
+    private final MemorySegment writeMsg;
+    private final MemorySegment writeIov;
+    private final MemorySegment writeDesc;
+    private final MemorySegment writeRmaIov;
+    private final MemorySegment errEntry;
+    private final MemorySegment errText;
+
+    private Channel(NicInfo nic) {
+        this.nic = nic;
+        this.mrMode = nic.mrMode();
+        this.mrLocal = (mrMode & Fi.MR_LOCAL) != 0;
+        this.rxCqDataConsumesRecv = (nic.mode() & Fi.RX_CQ_DATA) != 0;
+        this.cqDataMask = nic.cqDataSize() >= 8 ? -1L : (1L << (8 * nic.cqDataSize())) - 1;
+        // An automatic arena: owned by this channel alone, freed when the channel is unreachable,
+        // and as cheap to pass to a critical downcall as global memory.
+        Arena arena = Arena.ofAuto();
+        contexts = arena.allocate(CONTEXT_SIZE * CONTEXT_SLOTS, 64);
+        contextBase = contexts.address();
+        sendMsg = arena.allocate(fi_msg.layout());
+        sendIov = arena.allocate(iovec.layout());
+        sendDesc = arena.allocate(ValueLayout.ADDRESS);
+        recvMsg = arena.allocate(fi_msg.layout());
+        recvIov = arena.allocate(iovec.layout());
+        recvDesc = arena.allocate(ValueLayout.ADDRESS);
+        writeMsg = arena.allocate(fi_msg_rma.layout());
+        writeIov = arena.allocate(iovec.layout());
+        writeDesc = arena.allocate(ValueLayout.ADDRESS);
+        writeRmaIov = arena.allocate(fi_rma_iov.layout());
+        errEntry = arena.allocate(fi_cq_err_entry.layout());
+        errText = arena.allocate(256);
+        initMessage(sendMsg, sendIov, sendDesc, false);
+        initMessage(recvMsg, recvIov, recvDesc, false);
+        initMessage(writeMsg, writeIov, writeDesc, true);
+        fi_msg_rma.rma_iov(writeMsg, writeRmaIov);
+        fi_msg_rma.rma_iov_count(writeMsg, 1);
+        fi_msg.addr(recvMsg, Fi.ADDR_UNSPEC);
+    }
+
+    private void initMessage(MemorySegment msg, MemorySegment iov, MemorySegment desc, boolean rma) {
+        MemorySegment descArray = mrLocal ? desc : MemorySegment.NULL;
+        if (rma) {
+            fi_msg_rma.msg_iov(msg, iov);
+            fi_msg_rma.desc(msg, descArray);
+            fi_msg_rma.iov_count(msg, 1);
+        } else {
+            fi_msg.msg_iov(msg, iov);
+            fi_msg.desc(msg, descArray);
+            fi_msg.iov_count(msg, 1);
+        }
+    }
+
+    /**
+     * Opens fabric, domain, CQ ({@code FI_CQ_FORMAT_DATA}, at least {@code depth} entries,
+     * no wait object), AV and an enabled RDM endpoint on {@code nic}.
+     */
+    public static Channel open(Discovery discovery, NicInfo nic, int depth) {
+        if (depth < 1) {
+            throw new IllegalArgumentException("depth must be positive: " + depth);
+        }
+        MemorySegment info = discovery.info(nic);
+        Channel c = new Channel(nic);
+        OPEN.add(c);
+        try {
+            c.openObjects(info, depth);
+            return c;
+        } catch (RuntimeException e) {
+            try {
+                c.close();
+            } catch (RuntimeException suppressed) {
+                e.addSuppressed(suppressed);
+            }
+            throw e;
+        }
+    }
+
+    /** {@link #open(Discovery, NicInfo, int)} on the NIC at {@code nicIndex} of {@code discovery}. */
+    public static Channel open(Discovery discovery, int nicIndex, int depth) {
+        List<NicInfo> nics = discovery.nics();
+        if (nicIndex < 0 || nicIndex >= nics.size()) {
+            throw new IllegalArgumentException("NIC index " + nicIndex + " out of range: "
+                    + discovery.provider() + " has " + nics.size() + " NIC(s)");
+        }
+        return open(discovery, nics.get(nicIndex), depth);
+    }
+
+    private void openObjects(MemorySegment info, int depth) {
+        String where = " on " + nic.provider() + " " + nic.domainName();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
+
+            Fi.check("fi_fabric" + where, LibFabric.fi_fabric(fi_info.fabric_attr(info), out, MemorySegment.NULL));
+            fabric = out.get(ValueLayout.ADDRESS, 0).reinterpret(fid_fabric.sizeof());
+            MemorySegment fabricOps = fid_fabric.ops(fabric).reinterpret(fi_ops_fabric.sizeof());
+            Fi.check("fi_domain" + where, fi_ops_fabric.domain.invoke(fi_ops_fabric.domain(fabricOps),
+                    fabric, info, out, MemorySegment.NULL));
+            domain = out.get(ValueLayout.ADDRESS, 0).reinterpret(fid_domain.sizeof());
+            MemorySegment domainOps = fid_domain.ops(domain).reinterpret(fi_ops_domain.sizeof());
+
+            // Local completions and remote-CQ-data arrivals can both be outstanding.
+            MemorySegment cqAttr = arena.allocate(fi_cq_attr.layout());
+            fi_cq_attr.size(cqAttr, Math.max(2L * depth, 128));
+            fi_cq_attr.format(cqAttr, LibFabric.FI_CQ_FORMAT_DATA());
+            fi_cq_attr.wait_obj(cqAttr, LibFabric.FI_WAIT_NONE());
+            Fi.check("fi_cq_open" + where, fi_ops_domain.cq_open.invoke(fi_ops_domain.cq_open(domainOps),
+                    domain, cqAttr, out, MemorySegment.NULL));
+            cq = out.get(ValueLayout.ADDRESS, 0).reinterpret(fid_cq.sizeof());
+            MemorySegment cqOps = fid_cq.ops(cq).reinterpret(fi_ops_cq.sizeof());
+            cqReadFn = fi_ops_cq.read(cqOps);
+            cqReadErrFn = fi_ops_cq.readerr(cqOps);
+            cqStrerrorFn = fi_ops_cq.strerror(cqOps);
+
+            MemorySegment avAttr = arena.allocate(fi_av_attr.layout());
+            fi_av_attr.type(avAttr, fi_domain_attr.av_type(fi_info.domain_attr(info)));
+            Fi.check("fi_av_open" + where, fi_ops_domain.av_open.invoke(fi_ops_domain.av_open(domainOps),
+                    domain, avAttr, out, MemorySegment.NULL));
+            av = out.get(ValueLayout.ADDRESS, 0).reinterpret(fid_av.sizeof());
+
+            Fi.check("fi_endpoint" + where, fi_ops_domain.endpoint.invoke(fi_ops_domain.endpoint(domainOps),
+                    domain, info, out, MemorySegment.NULL));
+            ep = out.get(ValueLayout.ADDRESS, 0).reinterpret(fid_ep.sizeof());
+            sendFn = fi_ops_msg.sendmsg(fid_ep.msg(ep).reinterpret(fi_ops_msg.sizeof()));
+            recvFn = fi_ops_msg.recvmsg(fid_ep.msg(ep).reinterpret(fi_ops_msg.sizeof()));
+            writeFn = fi_ops_rma.writemsg(fid_ep.rma(ep).reinterpret(fi_ops_rma.sizeof()));
+
+            Fi.bind("fi_ep_bind(cq)" + where, ep, cq, Fi.TRANSMIT | Fi.RECV);
+            Fi.bind("fi_ep_bind(av)" + where, ep, av, 0);
+            Fi.enable("fi_enable" + where, ep);
+            name = getname(arena, where);
+        }
+    }
+
+    private byte[] getname(Arena arena, String where) {
+        MemorySegment cmOps = fid_ep.cm(ep).reinterpret(fi_ops_cm.sizeof());
+        MemorySegment len = arena.allocate(ValueLayout.JAVA_LONG);
+        len.set(ValueLayout.JAVA_LONG, 0, 0);
+        // A first call with no room reports the size (-FI_ETOOSMALL).
+        int rc = fi_ops_cm.getname.invoke(fi_ops_cm.getname(cmOps), ep, MemorySegment.NULL, len);
+        if (rc != 0 && rc != -LibFabric.FI_ETOOSMALL()) {
+            Fi.check("fi_getname" + where, rc);
+        }
+        MemorySegment addr = arena.allocate(Math.max(1, len.get(ValueLayout.JAVA_LONG, 0)));
+        Fi.check("fi_getname" + where, fi_ops_cm.getname.invoke(fi_ops_cm.getname(cmOps), ep, addr, len));
+        return addr.asSlice(0, len.get(ValueLayout.JAVA_LONG, 0)).toArray(ValueLayout.JAVA_BYTE);
+    }
+
+    public NicInfo nic() {
+        return nic;
+    }
+
+    /** This endpoint's address (fi_getname), to hand to peers for {@link #insertPeer(byte[])}. */
+    public byte[] name() {
+        return name.clone();
+    }
+
+    /** Inserts a peer's {@link #name()} into the AV and returns its fi_addr_t. */
+    public long insertPeer(byte[] peerName) {
+        requireOpen();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment addr = arena.allocate(Math.max(1, peerName.length));
+            addr.copyFrom(MemorySegment.ofArray(peerName));
+            MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
+            MemorySegment avOps = fid_av.ops(av).reinterpret(fi_ops_av.sizeof());
+            int rc = fi_ops_av.insert.invoke(fi_ops_av.insert(avOps), av, addr, 1, out, 0, MemorySegment.NULL);
+            if (rc != 1) {
+                throw rc < 0 ? FabricException.of("fi_av_insert", rc)
+                        : new FabricException("fi_av_insert: peer address of " + peerName.length
+                        + " bytes not accepted by " + nic.provider());
+            }
+            return out.get(ValueLayout.JAVA_LONG, 0);
+        }
+    }
+
+    /** Registers host memory for send, receive and RMA in both directions. */
+    public MemoryRegion register(MemorySegment buf) {
+        return register(buf, LibFabric.FI_HMEM_SYSTEM(), 0);
+    }
+
+    /**
+     * Registers CUDA device memory ({@code FI_HMEM_CUDA}); {@code deviceBuf} wraps the device
+     * pointer and its length and is never dereferenced from Java. Needs a discovery with hmem.
+     */
+    public MemoryRegion registerCuda(MemorySegment deviceBuf, int cudaDevice) {
+        if ((nic.caps() & Fi.HMEM) == 0) {
+            throw new FabricException(nic.provider() + " " + nic.domainName()
+                    + " was discovered without FI_HMEM; use Discovery.discover(true)");
+        }
+        return register(deviceBuf, LibFabric.FI_HMEM_CUDA(), cudaDevice);
+    }
+
+    private MemoryRegion register(MemorySegment buf, int iface, int device) {
+        requireOpen();
+        if (buf.byteSize() == 0) {
+            throw new IllegalArgumentException("cannot register an empty buffer");
+        }
+        // Without FI_MR_PROV_KEY the application picks keys, unique within the domain.
+        long requestedKey = (mrMode & Fi.MR_PROV_KEY) != 0 ? 0 : NEXT_KEY.getAndIncrement();
+        MemorySegment mr;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment iov = arena.allocate(iovec.layout());
+            iovec.iov_base(iov, buf);
+            iovec.iov_len(iov, buf.byteSize());
+            MemorySegment attr = arena.allocate(fi_mr_attr.layout());
+            fi_mr_attr.mr_iov(attr, iov);
+            fi_mr_attr.iov_count(attr, 1);
+            fi_mr_attr.access(attr, ACCESS);
+            fi_mr_attr.requested_key(attr, requestedKey);
+            fi_mr_attr.iface(attr, iface);
+            fi_mr_attr.device.cuda(fi_mr_attr.device(attr), device);
+            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
+            MemorySegment mrOps = fid_domain.mr(domain).reinterpret(fi_ops_mr.sizeof());
+            Fi.check("fi_mr_regattr(" + buf.byteSize() + " bytes)",
+                    fi_ops_mr.regattr.invoke(fi_ops_mr.regattr(mrOps), domain, attr, 0L, out));
+            mr = out.get(ValueLayout.ADDRESS, 0).reinterpret(fid_mr.sizeof());
+        }
+        try {
+            if ((mrMode & Fi.MR_ENDPOINT) != 0) {
+                Fi.bind("fi_mr_bind", mr, ep, 0);
+                Fi.enable("fi_mr_enable", mr);
+            }
+        } catch (RuntimeException e) {
+            Fi.close(mr);
+            throw e;
+        }
+        long key = fid_mr.key(mr); // fi_mr_key: the provider's key, or ours echoed back
+        long base = (mrMode & Fi.MR_VIRT_ADDR) != 0 ? buf.address() : 0;
+        MemoryRegion region = new MemoryRegion(this, buf, mr, fid_mr.mem_desc(mr).address(),
+                new RemoteRegion(base, buf.byteSize(), key));
+        regions.add(region);
+        return region;
+    }
+
+    void deregister(MemoryRegion region) {
+        regions.remove(region);
+        int rc = region.closeFid();
+        if (rc != 0) {
+            throw FabricException.of("fi_close(mr)", rc);
+        }
+    }
+
+    /** True when remote CQ data (write with immediate) consumes a posted receive (FI_RX_CQ_DATA). */
+    public boolean rxCqDataConsumesRecv() {
+        return rxCqDataConsumesRecv;
+    }
+
+    /** FI_MR_* bits the provider asked for. */
+    public long mrMode() {
+        return mrMode;
+    }
+
+    /** Largest immediate value the provider carries ({@code cq_data_size} bytes). */
+    public long maxCqData() {
+        return cqDataMask;
+    }
+
+    // ---- hot path ------------------------------------------------------------------------
+
+    /**
+     * Posts a send of {@code len} bytes at {@code off} of {@code mr} to {@code dest}.
+     * Returns 0, or {@code -FI_EAGAIN} when the provider is out of resources: poll, then retry.
+     */
+    public int trySend(MemoryRegion mr, long off, long len, long dest, long data, boolean withData, int ctx) {
+        checkLocal(mr, off, len);
+        checkContext(ctx);
+        sendIov.set(ValueLayout.JAVA_LONG, IOV_BASE, mr.address() + off);
+        sendIov.set(ValueLayout.JAVA_LONG, IOV_LEN, len);
+        sendDesc.set(ValueLayout.JAVA_LONG, 0, mr.desc());
+        sendMsg.set(ValueLayout.JAVA_LONG, MSG_ADDR, dest);
+        sendMsg.set(ValueLayout.JAVA_LONG, MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
+        sendMsg.set(ValueLayout.JAVA_LONG, MSG_DATA, data);
+        return posted(call(sendFn, ep, sendMsg, flags(withData)), "fi_sendmsg", ctx);
+    }
+
+    /** Posts a receive of up to {@code len} bytes into {@code off} of {@code mr}, from any peer. */
+    public int tryRecv(MemoryRegion mr, long off, long len, int ctx) {
+        checkLocal(mr, off, len);
+        checkContext(ctx);
+        recvIov.set(ValueLayout.JAVA_LONG, IOV_BASE, mr.address() + off);
+        recvIov.set(ValueLayout.JAVA_LONG, IOV_LEN, len);
+        recvDesc.set(ValueLayout.JAVA_LONG, 0, mr.desc());
+        recvMsg.set(ValueLayout.JAVA_LONG, MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
+        return posted(call(recvFn, ep, recvMsg, Fi.COMPLETION), "fi_recvmsg", ctx);
+    }
+
+    /**
+     * Posts an RMA write of {@code len} bytes at {@code off} of {@code mr} to
+     * {@code targetOffset} of the peer's {@code target} region; with {@code withData} the
+     * target gets a completion carrying {@code data}.
+     */
+    public int tryWrite(MemoryRegion mr, long off, long len, long dest, RemoteRegion target, long targetOffset,
+                        long data, boolean withData, int ctx) {
+        checkLocal(mr, off, len);
+        checkContext(ctx);
+        if (targetOffset < 0 || len > target.length() - targetOffset) {
+            throw new IndexOutOfBoundsException("write of " + len + " bytes at offset " + targetOffset
+                    + " exceeds the remote region of " + target.length() + " bytes");
+        }
+        writeIov.set(ValueLayout.JAVA_LONG, IOV_BASE, mr.address() + off);
+        writeIov.set(ValueLayout.JAVA_LONG, IOV_LEN, len);
+        writeDesc.set(ValueLayout.JAVA_LONG, 0, mr.desc());
+        writeRmaIov.set(ValueLayout.JAVA_LONG, RMA_IOV_ADDR, target.base() + targetOffset);
+        writeRmaIov.set(ValueLayout.JAVA_LONG, RMA_IOV_LEN, len);
+        writeRmaIov.set(ValueLayout.JAVA_LONG, RMA_IOV_KEY, target.key());
+        writeMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_ADDR, dest);
+        writeMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
+        writeMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_DATA, data);
+        return posted(call(writeFn, ep, writeMsg, flags(withData)), "fi_writemsg", ctx);
+    }
+
+    /**
+     * Reads at most one completion into {@code c}: 1 when one was read, 0 when the CQ is empty.
+     * An error entry becomes a {@link FabricException} with the provider's text. Reading the CQ
+     * is also what drives progress for providers with manual progress.
+     */
+    public int poll(Completion c) {
+        long rc = call(cqReadFn, cq, c.entry, 1L);
+        if (rc == 1) {
+            c.contextBase = contextBase;
+            return 1;
+        }
+        if (rc == -Fi.EAGAIN) {
+            return 0;
+        }
+        if (rc == -Fi.EAVAIL) {
+            throw completionError();
+        }
+        throw FabricException.of("fi_cq_read", rc);
+    }
+
+    private static long flags(boolean withData) {
+        return withData ? Fi.COMPLETION | Fi.REMOTE_CQ_DATA : Fi.COMPLETION;
+    }
+
+    private static long call(MemorySegment fn, MemorySegment fid, MemorySegment arg, long n) {
+        try {
+            return (long) OP.invokeExact(fn, fid, arg, n);
+        } catch (Throwable t) {
+            throw new AssertionError("downcall failed", t);
+        }
+    }
+
+    private int posted(long rc, String op, int ctx) {
+        if (rc == 0 || rc == -Fi.EAGAIN) {
+            return (int) rc;
+        }
+        throw FabricException.of(op + " (ctx " + ctx + ") on " + nic.provider() + " " + nic.domainName(), rc);
+    }
+
+    private void checkLocal(MemoryRegion mr, long off, long len) {
+        if (mr.channel() != this) {
+            throw new IllegalArgumentException("memory region is registered with another channel");
+        }
+        if (off < 0 || len < 0 || len > mr.length() - off) {
+            throw new IndexOutOfBoundsException(len + " bytes at offset " + off + " exceed the region of "
+                    + mr.length() + " bytes");
+        }
+    }
+
+    private static void checkContext(int ctx) {
+        if (ctx < 0 || ctx >= CONTEXT_SLOTS) {
+            throw new IndexOutOfBoundsException("ctx " + ctx + " outside 0.." + (CONTEXT_SLOTS - 1));
+        }
+    }
+
+    private FabricException completionError() {
+        long rc = call(cqReadErrFn, cq, errEntry, 0L);
+        if (rc < 0) {
+            return FabricException.of("fi_cq_readerr", rc);
+        }
+        long flags = fi_cq_err_entry.flags(errEntry);
+        int err = Math.abs(fi_cq_err_entry.err(errEntry)); // positive by the spec; shm 1.17 reports it negated
+        int provErrno = fi_cq_err_entry.prov_errno(errEntry);
+        long delta = fi_cq_err_entry.op_context(errEntry).address() - contextBase;
+        String ctx = delta >= 0 && delta < CONTEXT_SLOTS * CONTEXT_SIZE ? "ctx " + (delta / CONTEXT_SIZE) : "no ctx";
+        String op = (flags & Fi.WRITE) != 0 ? "write" : (flags & Fi.SEND) != 0 ? "send"
+                : (flags & Fi.RECV) != 0 ? "recv" : (flags & Fi.REMOTE_WRITE) != 0 ? "remote write" : "operation";
+        String provText = Fi.string(fi_ops_cq.strerror.invoke(cqStrerrorFn, cq, provErrno,
+                fi_cq_err_entry.err_data(errEntry), errText, errText.byteSize()));
+        String text = Fi.strerror(err);
+        if (!provText.isEmpty() && !provText.equals(text)) {
+            text += ": " + provText;
+        }
+        return new FabricException("completion error on " + op + " " + ctx + " (" + nic.provider() + " "
+                + nic.domainName() + "): " + text + " (prov_errno " + provErrno + ")", -err);
+    }
+
+    private void requireOpen() {
+        if (ep.address() == 0) {
+            throw new IllegalStateException("channel on " + nic.domainName() + " is closed");
+        }
+    }
+
+    /** Closes endpoint, AV, CQ, memory regions, domain and fabric, in that order. */
+    @Override
+    public void close() {
+        FabricException first = null;
+        first = closeFid(ep, "endpoint", first);
+        ep = MemorySegment.NULL;
+        first = closeFid(av, "av", first);
+        av = MemorySegment.NULL;
+        first = closeFid(cq, "cq", first);
+        cq = MemorySegment.NULL;
+        for (MemoryRegion r : List.copyOf(regions)) {
+            int rc = r.closeFid();
+            if (rc != 0 && first == null) {
+                first = FabricException.of("fi_close(mr)", rc);
+            }
+        }
+        regions.clear();
+        first = closeFid(domain, "domain", first);
+        domain = MemorySegment.NULL;
+        first = closeFid(fabric, "fabric", first);
+        fabric = MemorySegment.NULL;
+        OPEN.remove(this);
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    private static FabricException closeFid(MemorySegment fidPtr, String what, FabricException first) {
+        if (fidPtr.address() == 0) {
+            return first;
+        }
+        int rc = Fi.close(fidPtr);
+        return rc == 0 || first != null ? first : FabricException.of("fi_close(" + what + ")", rc);
+    }
+}

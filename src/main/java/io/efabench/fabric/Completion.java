@@ -1,0 +1,68 @@
+package io.efabench.fabric;
+
+import io.efabench.fabric.generated.fi_cq_data_entry;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * One reusable CQ entry ({@code struct fi_cq_data_entry}) that {@link Channel#poll(Completion)}
+ * fills in place. Reading it allocates nothing. Use one per polling thread.
+ */
+public final class Completion {
+    private static final long OP_CONTEXT = fi_cq_data_entry.op_context$offset();
+    private static final long FLAGS = fi_cq_data_entry.flags$offset();
+    private static final long LEN = fi_cq_data_entry.len$offset();
+    private static final long DATA = fi_cq_data_entry.data$offset();
+
+    final MemorySegment entry = Arena.ofAuto().allocate(fi_cq_data_entry.layout());
+    long contextBase; // base of the polled channel's context slots
+
+    /**
+     * The {@code ctx} index the operation was posted with, or -1 where the completion belongs
+     * to no posted operation (a remote write with CQ data that consumed no receive).
+     */
+    public int context() {
+        long delta = entry.get(ValueLayout.JAVA_LONG, OP_CONTEXT) - contextBase;
+        if (delta < 0 || delta >= (long) Channel.CONTEXT_SLOTS * Channel.CONTEXT_SIZE) {
+            return -1;
+        }
+        return (int) (delta / Channel.CONTEXT_SIZE);
+    }
+
+    /** FI_SEND, FI_RECV, FI_RMA, FI_WRITE, FI_REMOTE_WRITE, FI_REMOTE_CQ_DATA... */
+    public long flags() {
+        return entry.get(ValueLayout.JAVA_LONG, FLAGS);
+    }
+
+    /** Bytes received, for receive completions. */
+    public long len() {
+        return entry.get(ValueLayout.JAVA_LONG, LEN);
+    }
+
+    /** Remote CQ data (immediate), valid when {@link #hasRemoteData()}. */
+    public long data() {
+        return entry.get(ValueLayout.JAVA_LONG, DATA);
+    }
+
+    public boolean hasRemoteData() {
+        return (flags() & Fi.REMOTE_CQ_DATA) != 0;
+    }
+
+    public boolean isRemoteWrite() {
+        return (flags() & Fi.REMOTE_WRITE) != 0;
+    }
+
+    public boolean isRecv() {
+        return (flags() & Fi.RECV) != 0;
+    }
+
+    public boolean isSend() {
+        return (flags() & Fi.SEND) != 0;
+    }
+
+    public boolean isWrite() {
+        return (flags() & Fi.WRITE) != 0;
+    }
+}

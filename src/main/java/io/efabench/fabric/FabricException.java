@@ -1,0 +1,27 @@
+package io.efabench.fabric;
+
+/**
+ * A libfabric call failed. {@link #errno()} is the negative libfabric error code (for example
+ * {@code -FI_ENODATA}), or 0 where the failure is not a libfabric return code.
+ */
+public final class FabricException extends RuntimeException {
+    private final int errno;
+
+    public FabricException(String message) {
+        this(message, 0);
+    }
+
+    public FabricException(String message, int errno) {
+        super(message);
+        this.errno = errno;
+    }
+
+    /** {@code "<op> failed: <fi_strerror text> (<rc>)"} for a negative return code of {@code op}. */
+    static FabricException of(String op, long rc) {
+        return new FabricException(op + " failed: " + Fi.strerror(rc) + " (" + rc + ")", (int) rc);
+    }
+
+    public int errno() {
+        return errno;
+    }
+}

@@ -1,0 +1,68 @@
+package io.efabench.fabric;
+
+import java.lang.foreign.MemorySegment;
+
+/** A buffer registered with one channel's domain. Closing it deregisters (fi_close on the fid_mr). */
+public final class MemoryRegion implements AutoCloseable {
+    private final Channel channel;
+    private final MemorySegment segment;
+    private final long address;
+    private final long desc;
+    private final RemoteRegion remote;
+    private MemorySegment mr;
+
+    MemoryRegion(Channel channel, MemorySegment segment, MemorySegment mr, long desc, RemoteRegion remote) {
+        this.channel = channel;
+        this.segment = segment;
+        this.address = segment.address();
+        this.mr = mr;
+        this.desc = desc;
+        this.remote = remote;
+    }
+
+    /** The registered memory (host memory, or a device pointer wrapped as a segment for HMEM). */
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    public long length() {
+        return remote.length();
+    }
+
+    /** Base, length and key to hand to peers ({@link RemoteRegion#encode()}). */
+    public RemoteRegion remote() {
+        return remote;
+    }
+
+    long address() {
+        return address;
+    }
+
+    /** fi_mr_desc(mr) as a raw pointer value; passed per operation under FI_MR_LOCAL. */
+    long desc() {
+        return desc;
+    }
+
+    Channel channel() {
+        return channel;
+    }
+
+    boolean isOpen() {
+        return mr.address() != 0;
+    }
+
+    /** Closes the fid; the channel's bookkeeping is done by the caller. */
+    int closeFid() {
+        if (mr.address() == 0) {
+            return 0;
+        }
+        int rc = Fi.close(mr);
+        mr = MemorySegment.NULL;
+        return rc;
+    }
+
+    @Override
+    public void close() {
+        channel.deregister(this);
+    }
+}

@@ -1,0 +1,27 @@
+package io.efabench.fabric;
+
+/**
+ * One NIC (libfabric domain) as fi_getinfo reported it for our hints.
+ *
+ * @param index        position in {@link Discovery#nics()}
+ * @param provider     libfabric provider name, e.g. {@code efa} or {@code tcp;ofi_rxm}
+ * @param fabricName   fabric name, e.g. {@code 127.0.0.1/32} for tcp
+ * @param domainName   domain name, e.g. {@code rdmap16s27-rdm} or {@code lo}
+ * @param nicName      {@code nic->device_attr->name}, else the domain name
+ * @param linkSpeedBps {@code nic->link_attr->speed} in bit/s; 0 when unknown
+ * @param mrMode       {@code domain_attr->mr_mode} bits (FI_MR_*)
+ * @param mode         {@code fi_info->mode} bits the provider requires (FI_CONTEXT, FI_RX_CQ_DATA...)
+ * @param caps         {@code fi_info->caps}
+ * @param cqDataSize   bytes of remote CQ data (immediate) the provider carries
+ * @param maxMsgSize   {@code ep_attr->max_msg_size}
+ * @param injectSize   {@code tx_attr->inject_size}
+ */
+public record NicInfo(int index, String provider, String fabricName, String domainName, String nicName,
+                      long linkSpeedBps, long mrMode, long mode, long caps, long cqDataSize,
+                      long maxMsgSize, long injectSize) {
+
+    /** Link speed in Gbit/s (1e9 bit/s), 0 when unknown. */
+    public double linkGbps() {
+        return linkSpeedBps / 1e9;
+    }
+}

@@ -1,0 +1,396 @@
+package io.efabench.harness;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.infra.IterationParams;
+
+import io.efabench.fabric.Channel;
+import io.efabench.fabric.Completion;
+import io.efabench.fabric.Discovery;
+import io.efabench.fabric.FabricException;
+import io.efabench.fabric.MemoryRegion;
+import io.efabench.fabric.NicInfo;
+import io.efabench.fabric.RemoteRegion;
+import io.efabench.rank.RankEnv;
+import io.efabench.rank.RankException;
+import io.efabench.rank.RankGroup;
+import io.efabench.report.Provenance;
+
+/**
+ * One trial of a fabric benchmark on this rank: the rank group, the channels (one endpoint
+ * each, rail-aligned: local channel c talks to channel c of every peer), their peers'
+ * addresses, and the bookkeeping of the leader-driven round protocol (docs/DESIGN.md).
+ * Opened in {@code @Setup(Level.Trial)}, closed in {@code @TearDown(Level.Trial)}.
+ */
+public final class FabricTrial implements AutoCloseable {
+    /** Signal slot carrying END = (iteration << 40) | rounds the leader ran in it. */
+    private static final int END_SLOT = 0;
+    private static final long ROUNDS_MASK = (1L << 40) - 1;
+
+    public final RankGroup group;
+    public final int rank;
+    public final int size;
+    public final Duration timeout;
+    public Discovery discovery;
+    public Channel[] channels;
+    /** fi_addr of rank r's channel c, as inserted into local channel c's AV: {@code peer[r][c]}. */
+    public long[][] peer;
+    private NicInfo[] nicOf;
+    public final Completion completion = new Completion();
+    private final Arena arena = Arena.ofShared();
+    private final List<AutoCloseable> owned = new ArrayList<>();
+    private final String benchmark;
+    private Duration iterationTime = Duration.ZERO;
+    private long iteration;
+
+    private FabricTrial(BenchmarkParams bp, String channelsParam, int minRanks) {
+        benchmark = simpleName(bp.getBenchmark());
+        if (bp.getThreads() != 1) {
+            throw new BenchmarkSetupException(benchmark + " runs one thread per rank; drop -t " + bp.getThreads());
+        }
+        int requested = parseChannels(channelsParam);
+        RankEnv env = RankEnv.fromEnvironment();
+        if (env.worldSize() < minRanks) {
+            throw new BenchmarkSetupException(benchmark + " needs at least " + minRanks + " ranks but WORLD_SIZE is "
+                    + env.worldSize() + " (source: " + env.source() + "); start it with ./run-jmh.sh --ranks N or under srun/mpirun/torchrun");
+        }
+        timeout = RankGroup.defaultTimeout();
+        group = RankGroup.join(env, TrialKey.of(bp), timeout);
+        rank = group.rank();
+        size = group.size();
+        try {
+            discovery = Discovery.discover(false);
+            requireSignalChaining(discovery.provider());
+            List<NicInfo> mine = nicsForThisRank(discovery.nics(), env.localRank(), env.localWorldSize());
+            int n = requested > 0 ? requested : mine.size();
+            channels = new Channel[n];
+            nicOf = new NicInfo[n];
+            for (int c = 0; c < n; c++) {
+                nicOf[c] = mine.get(c % mine.size());
+                channels[c] = Channel.open(discovery, nicOf[c], 4096);
+            }
+            peer = exchangeAddresses();
+            if (rank == 0) {
+                recordProvenance(env);
+            }
+        } catch (RuntimeException e) {
+            group.abort(e.toString());
+            closeQuietly();
+            throw e instanceof FabricException ? new BenchmarkSetupException(e.getMessage()) : e;
+        }
+        if (rank != 0) {
+            System.out.println("# efabench: rank " + rank + " of " + size + " is a FOLLOWER: its JMH scores only mirror"
+                    + " rank 0's rounds and are not results");
+        }
+    }
+
+    /**
+     * libfabric's shm provider (also loaded by efa for peers on the same node) installs its
+     * own SIGSEGV/SIGBUS handlers, which replace the JVM's and crash it at the next implicit
+     * null check. Preloading the JDK's libjsig.so chains the handlers; run-jmh.sh does it.
+     */
+    private static void requireSignalChaining(String provider) {
+        String preload = System.getenv("LD_PRELOAD");
+        boolean chained = preload != null && preload.contains("libjsig");
+        if (!chained && (provider.equals("shm") || provider.equals("efa"))
+                && !"1".equals(System.getenv("EFABENCH_ALLOW_NO_JSIG"))) {
+            throw new BenchmarkSetupException("provider " + provider + " replaces the JVM's signal handlers; run with"
+                    + " LD_PRELOAD=$JAVA_HOME/lib/libjsig.so (run-jmh.sh sets it)");
+        }
+    }
+
+    /** Forms the group and opens the channels; {@code channelsParam} is "auto" or a positive count. */
+    public static FabricTrial open(BenchmarkParams bp, String channelsParam, int minRanks) {
+        try {
+            return new FabricTrial(bp, channelsParam, minRanks);
+        } catch (RankException | FabricException e) {
+            throw new BenchmarkSetupException(e.getMessage());
+        }
+    }
+
+    static int parseChannels(String p) {
+        if (p == null || p.equals("auto")) {
+            return 0;
+        }
+        try {
+            int n = Integer.parseInt(p.trim());
+            if (n >= 1 && n <= 64) {
+                return n;
+            }
+        } catch (NumberFormatException ignored) {
+            // falls through to the one-line error
+        }
+        throw new BenchmarkSetupException("channels=" + p + ": must be 'auto' or a whole number from 1 to 64");
+    }
+
+    /**
+     * The NICs this rank should use: the provider's NICs split evenly among the ranks of this
+     * node in local-rank order (on p5: 32 EFA NICs, 8 ranks, 4 each), or all of them when
+     * there are fewer NICs than local ranks. tcp/shm report one NIC; a requested channel
+     * count then opens that many endpoints on it.
+     */
+    static List<NicInfo> nicsForThisRank(List<NicInfo> all, int localRank, int localWorldSize) {
+        if (all.isEmpty()) {
+            throw new BenchmarkSetupException("the provider reported no NIC");
+        }
+        int local = Math.max(1, localWorldSize);
+        if (all.size() < local || all.size() % local != 0) {
+            return all;
+        }
+        int per = all.size() / local;
+        return all.subList(localRank * per, localRank * per + per);
+    }
+
+    private static double linkOverrideGbps() {
+        String v = System.getenv("FABRIC_LINK_GBPS");
+        if (v == null || v.isBlank()) {
+            return 0;
+        }
+        try {
+            double g = Double.parseDouble(v.trim());
+            if (g > 0 && !Double.isInfinite(g)) {
+                return g;
+            }
+        } catch (NumberFormatException ignored) {
+            // one-line error below
+        }
+        throw new BenchmarkSetupException("FABRIC_LINK_GBPS=" + v + ": must be a positive number (Gbps per channel)");
+    }
+
+    /** Link speed in Gbps of the distinct NICs behind the given channels; 0 when any is unknown. */
+    public double linkGbps(int... channelIndexes) {
+        Set<String> seen = new LinkedHashSet<>();
+        double override = linkOverrideGbps();
+        double sum = 0;
+        for (int c : channelIndexes) {
+            if (seen.add(nicOf[c].domainName())) {
+                double g = override > 0 ? override : nicOf[c].linkSpeedBps() / 1e9;
+                if (g <= 0) {
+                    return 0;
+                }
+                sum += g;
+            }
+        }
+        return sum;
+    }
+
+    private long[][] exchangeAddresses() {
+        ByteBuffer mine = encodeChunks(channels.length, c -> channels[c].name());
+        List<byte[]> all = group.allgather("fabric addresses", mine.array(), timeout);
+        long[][] addr = new long[size][];
+        for (int r = 0; r < size; r++) {
+            byte[][] names = decodeChunks(all.get(r));
+            if (names.length != channels.length) {
+                throw new BenchmarkSetupException("rank " + r + " opened " + names.length + " channels but rank " + rank
+                        + " opened " + channels.length + "; use the same -p channels on every rank");
+            }
+            addr[r] = new long[channels.length];
+            if (r == rank) {
+                continue;
+            }
+            for (int c = 0; c < channels.length; c++) {
+                addr[r][c] = channels[c].insertPeer(names[c]);
+            }
+        }
+        return addr;
+    }
+
+    /** Closes {@code resource} with the trial (in reverse order of ownership). */
+    void own(AutoCloseable resource) {
+        owned.add(resource);
+    }
+
+    /** Largest message the NIC behind {@code channel} takes in one operation. */
+    public long maxMessageSize(int channel) {
+        return nicOf[channel].maxMsgSize();
+    }
+
+    /** Allocates a page-aligned buffer owned by this trial. */
+    public MemorySegment allocate(long bytes) {
+        try {
+            return arena.allocate(bytes, 4096);
+        } catch (OutOfMemoryError e) {
+            throw new BenchmarkSetupException("rank " + rank + ": cannot allocate " + Sizes.format(bytes) + " of host memory");
+        }
+    }
+
+    /** Registers {@code buf} on every channel (index = channel). */
+    public MemoryRegion[] register(MemorySegment buf) {
+        MemoryRegion[] mrs = new MemoryRegion[channels.length];
+        for (int c = 0; c < channels.length; c++) {
+            mrs[c] = channels[c].register(buf);
+            owned.add(mrs[c]);
+        }
+        return mrs;
+    }
+
+    /** Every rank's regions (as registered per channel): {@code result[rank][channel]}. */
+    public RemoteRegion[][] exchange(String what, MemoryRegion[] local) {
+        ByteBuffer mine = encodeChunks(local.length, c -> local[c].remote().encode());
+        List<byte[]> all = group.allgather(what, mine.array(), timeout);
+        RemoteRegion[][] out = new RemoteRegion[size][];
+        for (int r = 0; r < size; r++) {
+            byte[][] chunks = decodeChunks(all.get(r));
+            out[r] = new RemoteRegion[chunks.length];
+            for (int c = 0; c < chunks.length; c++) {
+                out[r][c] = RemoteRegion.decode(chunks[c]);
+            }
+        }
+        return out;
+    }
+
+    /** Iteration setup: remembers the iteration time (for barrier deadlines) and lines up all ranks. */
+    public void beginIteration(IterationParams ip) {
+        iteration++;
+        long ms = ip.getTime().convertTo(java.util.concurrent.TimeUnit.MILLISECONDS);
+        iterationTime = Duration.ofMillis(Math.max(0, ms));
+        group.barrier("start of iteration " + iteration, timeout.plus(iterationTime));
+    }
+
+    public long iteration() {
+        return iteration;
+    }
+
+    /** Leader: announces that this iteration's rounds are over and how many there were. */
+    public void signalEnd(long rounds) {
+        group.signal(END_SLOT, (iteration << 40) | (rounds & ROUNDS_MASK));
+    }
+
+    /**
+     * Follower: the number of rounds the leader ran in this iteration, or -1 while it has not
+     * signalled END yet. A volatile read; no allocation.
+     */
+    public long endedRounds() {
+        long v = group.signalled(END_SLOT);
+        return v != Long.MIN_VALUE && (v >>> 40) == iteration ? v & ROUNDS_MASK : -1;
+    }
+
+    /** Barrier whose deadline covers a peer still running out its JMH iteration time. */
+    public void barrier(String what) {
+        group.barrier(what, timeout.plus(iterationTime));
+    }
+
+    /**
+     * Exchanges verdicts of a checked round: every rank passes null (fine) or its one-line
+     * failure; every rank throws the first failure, so all fail together with the same text.
+     */
+    public void verdicts(String what, String mine) {
+        byte[] b = mine == null ? new byte[0] : mine.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        List<byte[]> all = group.allgather(what, b, timeout.plus(iterationTime));
+        for (byte[] v : all) {
+            if (v.length > 0) {
+                throw new BenchmarkSetupException(new String(v, java.nio.charset.StandardCharsets.UTF_8));
+            }
+        }
+    }
+
+    /** Marks the group failed for everyone (best effort) and returns the exception to throw. */
+    public RuntimeException fail(RuntimeException e) {
+        group.abort(e.toString());
+        // Rank-group and fabric failures are one-line stories too: no stack trace wall.
+        return e instanceof RankException || e instanceof FabricException
+                ? new BenchmarkSetupException(e.getMessage()) : e;
+    }
+
+    public String benchmark() {
+        return benchmark;
+    }
+
+    private void recordProvenance(RankEnv env) {
+        Map<String, Object> facts = new LinkedHashMap<>();
+        facts.put("provider", discovery.provider());
+        facts.put("libfabric_header", Discovery.headerVersion());
+        facts.put("libfabric_runtime", discovery.runtimeVersion());
+        List<Map<String, Object>> nics = new ArrayList<>();
+        for (NicInfo nic : discovery.nics()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", nic.nicName());
+            m.put("domain", nic.domainName());
+            m.put("link_gbps", nic.linkSpeedBps() / 1e9);
+            nics.add(m);
+        }
+        facts.put("nics", nics);
+        facts.put("channels", channels.length);
+        facts.put("ranks", size);
+        facts.put("rank_source", env.source());
+        Provenance.record("fabric-" + benchmark, facts);
+    }
+
+    @Override
+    public void close() {
+        try {
+            group.barrier("end of trial", timeout.plus(iterationTime));
+        } finally {
+            closeQuietly();
+            group.close();
+            // Traffic stays published: JMH runs profilers' afterIteration for the last
+            // iteration after the trial teardown.
+        }
+    }
+
+    private void closeQuietly() {
+        for (int i = owned.size() - 1; i >= 0; i--) {
+            try {
+                owned.get(i).close();
+            } catch (Exception ignored) {
+                // closing on the way out of a failure: the first error is the one reported
+            }
+        }
+        owned.clear();
+        if (channels != null) {
+            for (Channel c : channels) {
+                if (c != null) {
+                    c.close();
+                }
+            }
+        }
+        if (discovery != null) {
+            discovery.close();
+        }
+        arena.close();
+    }
+
+    private static String simpleName(String benchmark) {
+        int m = benchmark.lastIndexOf('.');
+        int c = benchmark.lastIndexOf('.', m - 1);
+        return benchmark.substring(c + 1, m);
+    }
+
+    private interface Chunk {
+        byte[] get(int i);
+    }
+
+    private static ByteBuffer encodeChunks(int n, Chunk chunk) {
+        byte[][] parts = new byte[n][];
+        int len = 4;
+        for (int i = 0; i < n; i++) {
+            parts[i] = chunk.get(i);
+            len += 4 + parts[i].length;
+        }
+        ByteBuffer b = ByteBuffer.allocate(len).putInt(n);
+        for (byte[] p : parts) {
+            b.putInt(p.length).put(p);
+        }
+        return b;
+    }
+
+    private static byte[][] decodeChunks(byte[] bytes) {
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        byte[][] parts = new byte[b.getInt()][];
+        for (int i = 0; i < parts.length; i++) {
+            parts[i] = new byte[b.getInt()];
+            b.get(parts[i]);
+        }
+        return parts;
+    }
+}

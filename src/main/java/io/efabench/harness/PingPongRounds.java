@@ -1,0 +1,195 @@
+package io.efabench.harness;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+import io.efabench.fabric.Channel;
+import io.efabench.fabric.Completion;
+import io.efabench.fabric.MemoryRegion;
+
+/**
+ * Two-sided ping-pong, rank 0 with ranks 1..N-1 in turn, on channel 0, in the leader-driven
+ * round protocol of docs/DESIGN.md. A round is the leader's send of {@code size} bytes and the
+ * target's send back; plain fi_sendmsg/fi_recvmsg without immediate data, like fi_pingpong,
+ * so the two can be compared. The target keeps one receive posted at all times and reposts
+ * it before answering, so the next ping always finds it.
+ */
+public final class PingPongRounds {
+    private static final int SEND_CTX = 0;
+    private static final int RECV_CTX = 1;
+
+    private final FabricTrial t;
+    private final long size;
+    private final Channel ch;
+    private final MemorySegment sendBuf;
+    private final MemorySegment recvBuf;
+    private final MemoryRegion sendMr;
+    private final MemoryRegion recvMr;
+    private final Completion comp;
+    private final Deadline deadline;
+    private final String corruptOffset = System.getenv("EFABENCH_CORRUPT_OFFSET");
+
+    private boolean sendDone;
+    private boolean recvDone;
+    private long round;
+    private long served;
+
+    public PingPongRounds(FabricTrial t, long size) {
+        this.t = t;
+        this.size = size;
+        this.ch = t.channels[0];
+        this.comp = t.completion;
+        this.deadline = new Deadline(t.group, t.timeout);
+        sendBuf = t.allocate(size);
+        recvBuf = t.allocate(size);
+        Payload.fill(sendBuf, t.rank, 0);
+        sendMr = t.register(sendBuf)[0];
+        recvMr = t.register(recvBuf)[0];
+        if (t.rank != 0) {
+            postRecv(0);
+        }
+    }
+
+    /** Payload bytes one leader invocation moves in one direction, over all targets. */
+    public long bytesPerInvocation() {
+        return 2 * size * (t.size - 1);
+    }
+
+    /** One-way transfers per invocation: a ping and a pong per target. */
+    public int transfersPerInvocation() {
+        return 2 * (t.size - 1);
+    }
+
+    public double linkGbps() {
+        return t.linkGbps(0);
+    }
+
+    /** One timed round (leader): a ping-pong with every target in turn. */
+    public void leaderRound() {
+        round++;
+        for (int k = 1; k < t.size; k++) {
+            pingPong(k);
+        }
+    }
+
+    private void pingPong(int k) {
+        recvDone = false;
+        sendDone = false;
+        postRecv(k);
+        postSend(k);
+        deadline.start();
+        while (!(recvDone && sendDone)) {
+            progress();
+            deadline.check("ping-pong (waiting for the pong)", k);
+        }
+    }
+
+    /** One follower invocation: answer the next ping, or return at once after END. */
+    public void followerRound() {
+        deadline.start();
+        while (!recvDone) {
+            long ended = t.endedRounds();
+            if (ended >= 0 && served >= ended) {
+                return;
+            }
+            progress();
+            deadline.check("ping-pong (waiting for the ping)", 0);
+        }
+        answer();
+    }
+
+    private void answer() {
+        recvDone = false;
+        sendDone = false;
+        served++;
+        postRecv(0);
+        postSend(0);
+        deadline.start();
+        while (!sendDone) {
+            progress();
+            deadline.check("ping-pong (sending the pong)", 0);
+        }
+    }
+
+    public void leaderEndIteration() {
+        t.signalEnd(round);
+        t.barrier("buffers cleared for the checked round");
+        Payload.fill(sendBuf, 0, round);
+        corruptForTest();
+        String verdict = null;
+        for (int k = 1; k < t.size; k++) {
+            recvBuf.fill((byte) 0);
+            pingPong(k);
+            if (verdict == null) {
+                try {
+                    Payload.verify(recvBuf, k, round, 0);
+                } catch (Payload.CorruptionException e) {
+                    verdict = e.getMessage() + " (SendRecv pong)";
+                }
+            }
+        }
+        t.verdicts("ping-pong checked round " + round, verdict);
+    }
+
+    public void followerEndIteration() {
+        // Keep serving: the leader may still be running rounds when this rank's JMH timer ends.
+        long ended;
+        while ((ended = t.endedRounds()) < 0 || served < ended) {
+            followerRound();
+        }
+        // The receive for the checked ping is already posted: clearing the buffer under it is
+        // safe because the leader sends only after this barrier.
+        recvBuf.fill((byte) 0);
+        t.barrier("buffers cleared for the checked round");
+        deadline.start();
+        while (!recvDone) {
+            progress();
+            deadline.check("waiting for the checked ping", 0);
+        }
+        String verdict = null;
+        try {
+            Payload.verify(recvBuf, 0, ended, t.rank);
+        } catch (Payload.CorruptionException e) {
+            verdict = e.getMessage() + " (SendRecv ping)";
+        }
+        Payload.fill(sendBuf, t.rank, ended);
+        answer();
+        served--; // the checked round is not a timed round
+        t.verdicts("ping-pong checked round " + ended, verdict);
+    }
+
+    private void corruptForTest() {
+        if (corruptOffset != null) {
+            long off = Long.parseLong(corruptOffset.trim());
+            if (off >= 0 && off < size) {
+                sendBuf.set(ValueLayout.JAVA_BYTE, off, (byte) ~sendBuf.get(ValueLayout.JAVA_BYTE, off));
+            }
+        }
+    }
+
+    private void postRecv(int peer) {
+        deadline.start();
+        while (ch.tryRecv(recvMr, 0, size, RECV_CTX) != 0) {
+            progress();
+            deadline.check("posting a receive", peer);
+        }
+    }
+
+    private void postSend(int peer) {
+        deadline.start();
+        while (ch.trySend(sendMr, 0, size, t.peer[peer][0], 0, false, SEND_CTX) != 0) {
+            progress();
+            deadline.check("posting a send", peer);
+        }
+    }
+
+    private void progress() {
+        while (ch.poll(comp) == 1) {
+            if (comp.context() == RECV_CTX) {
+                recvDone = true;
+            } else {
+                sendDone = true;
+            }
+        }
+    }
+}

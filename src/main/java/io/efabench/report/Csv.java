@@ -1,0 +1,83 @@
+package io.efabench.report;
+
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.MathContext;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeSet;
+
+/**
+ * One CSV per experiment ({@code <stem>.csv}), one row per (config, params, size): long format
+ * so that spreadsheets and pandas can pivot it. Absent metrics are empty cells.
+ */
+public final class Csv {
+    private static final MathContext DIGITS = new MathContext(7);
+
+    private Csv() {}
+
+    /** Writes {@code <dir>/<stem>.csv} and returns its path. */
+    public static Path write(Experiment e, Path dir) {
+        Path file = dir.resolve(e.stem() + ".csv");
+        try {
+            Files.writeString(file, render(e));
+        } catch (IOException ex) {
+            throw new ReportException("cannot write " + file + ": " + ex.getMessage(), ex);
+        }
+        return file;
+    }
+
+    /**
+     * Columns: size_bytes, size, config, the other params (sorted), gbps, gbps_error, busbw_pct,
+     * lat_us, score, score_error, score_unit, mode.
+     */
+    public static String render(Experiment e) {
+        TreeSet<String> paramKeys = new TreeSet<>();
+        e.cells().values().forEach(m -> m.values().forEach(r -> paramKeys.addAll(r.params().keySet())));
+        paramKeys.remove("size");
+        paramKeys.remove("config");
+        List<String> header = new ArrayList<>(List.of("size_bytes", "size", "config"));
+        header.addAll(paramKeys);
+        header.addAll(List.of("gbps", "gbps_error", "busbw_pct", "lat_us", "score", "score_error", "score_unit", "mode"));
+        StringBuilder out = new StringBuilder(String.join(",", header)).append('\n');
+        for (String group : e.groups()) {
+            for (long size : e.sizes()) {
+                JmhResult r = e.cell(group, size);
+                if (r == null) continue;
+                List<String> row = new ArrayList<>();
+                row.add(size < 0 ? "" : Long.toString(size));
+                row.add(size < 0 ? "" : Sizes.label(size));
+                row.add(r.params().getOrDefault("config", ""));
+                for (String key : paramKeys) row.add(r.params().getOrDefault(key, ""));
+                JmhResult.Metric gbps = r.metric("gbps");
+                row.add(gbps == null ? "" : number(gbps.score()));
+                row.add(gbps == null ? "" : number(gbps.error()));
+                row.add(score(r.metric("busbw_pct")));
+                row.add(score(r.metric("lat_us")));
+                row.add(number(r.primary().score()));
+                row.add(number(r.primary().error()));
+                row.add(r.primary().unit());
+                row.add(r.mode());
+                out.append(String.join(",", row.stream().map(Csv::quote).toList())).append('\n');
+            }
+        }
+        return out.toString();
+    }
+
+    private static String score(JmhResult.Metric m) {
+        return m == null ? "" : number(m.score());
+    }
+
+    /** Seven significant digits, plain notation; empty for NaN/infinite. */
+    static String number(double v) {
+        if (!Double.isFinite(v)) return "";
+        return new BigDecimal(v).round(DIGITS).stripTrailingZeros().toPlainString();
+    }
+
+    private static String quote(String cell) {
+        if (cell.indexOf(',') < 0 && cell.indexOf('"') < 0 && cell.indexOf('\n') < 0) return cell;
+        return '"' + cell.replace("\"", "\"\"") + '"';
+    }
+}

@@ -1,0 +1,85 @@
+package io.efabench.report;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * Seed-style Markdown tables: {@code Size | Count | <config> Gbps | BusBW(%) | Lat(us)} repeated
+ * per column group, every cell right-aligned; "-" where a metric is absent (busbw_pct is omitted
+ * when the link speed is unknown).
+ */
+public final class Table {
+    static final String MISSING = "-";
+
+    private Table() {}
+
+    /** Heading, fixed params and the table of one experiment. */
+    public static String render(Experiment e) {
+        StringBuilder out = new StringBuilder();
+        out.append("## ").append(e.shortName()).append(" (").append(e.mode()).append(")\n");
+        if (!e.fixed().isEmpty()) {
+            List<String> fixed = new ArrayList<>();
+            e.fixed().forEach((k, v) -> fixed.add(k + "=" + v));
+            out.append("params: ").append(String.join(", ", fixed)).append('\n');
+        }
+        out.append('\n');
+        List<List<String>> rows = new ArrayList<>();
+        List<String> header = new ArrayList<>(List.of("Size", "Count"));
+        for (String group : e.groups()) header.addAll(List.of(group + " Gbps", "BusBW(%)", "Lat(us)"));
+        rows.add(header);
+        for (long size : e.sizes()) {
+            List<String> row = new ArrayList<>();
+            row.add(size < 0 ? MISSING : Sizes.label(size));
+            row.add(size < 0 ? MISSING : Long.toString(Sizes.count(size)));
+            for (String group : e.groups()) {
+                JmhResult r = e.cell(group, size);
+                row.add(format(r, "gbps", "%.2f"));
+                row.add(format(r, "busbw_pct", "%.1f"));
+                row.add(format(r, "lat_us", "%.2f"));
+            }
+            rows.add(row);
+        }
+        return out.append(markdown(rows)).toString();
+    }
+
+    private static String format(JmhResult r, String metric, String pattern) {
+        JmhResult.Metric m = r == null ? null : r.metric(metric);
+        return m == null || !Double.isFinite(m.score()) ? MISSING : String.format(Locale.ROOT, pattern, m.score());
+    }
+
+    /** Rows (the first is the header) as a Markdown table with right-aligned, padded columns. */
+    static String markdown(List<List<String>> rows) {
+        return markdown(rows, 0);
+    }
+
+    /** As {@link #markdown(List)}, with the first {@code leftAligned} columns (names, not numbers) left-aligned. */
+    static String markdown(List<List<String>> rows, int leftAligned) {
+        int[] width = new int[rows.getFirst().size()];
+        for (List<String> row : rows) {
+            for (int c = 0; c < row.size(); c++) width[c] = Math.max(width[c], row.get(c).length());
+        }
+        StringBuilder out = new StringBuilder();
+        for (int r = 0; r < rows.size(); r++) {
+            line(out, rows.get(r), width, leftAligned);
+            if (r == 0) {
+                out.append('|');
+                for (int c = 0; c < width.length; c++) {
+                    out.append(c < leftAligned ? ":" + "-".repeat(width[c] + 1) + "|" : "-".repeat(width[c] + 1) + ":|");
+                }
+                out.append('\n');
+            }
+        }
+        return out.toString();
+    }
+
+    private static void line(StringBuilder out, List<String> cells, int[] width, int leftAligned) {
+        out.append('|');
+        for (int c = 0; c < width.length; c++) {
+            String cell = cells.get(c);
+            String pad = " ".repeat(width[c] - cell.length());
+            out.append(' ').append(c < leftAligned ? cell + pad : pad + cell).append(" |");
+        }
+        out.append('\n');
+    }
+}

@@ -1,0 +1,206 @@
+package io.efabench.fabric;
+
+import io.efabench.fabric.generated.LibFabric;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/** Two channels of one real provider in one process, talking to each other. */
+class ChannelTest {
+    private static final long DEADLINE_NANOS = 10_000_000_000L;
+
+    private final Arena arena = Arena.ofConfined();
+    private Discovery discovery;
+    private Channel a;
+    private Channel b;
+    private long aToB;
+    private long bToA;
+
+    /** Closes everything even when one close fails: buffers must outlive every open endpoint. */
+    @AfterEach
+    void close() {
+        try (arena; Discovery d = discovery; Channel cb = b; Channel ca = a) {
+            // closed in reverse order: a, b, discovery, then the buffers
+        }
+    }
+
+    /** Opens a and b on {@code provider}, or skips the test where this machine lacks it. */
+    private void open(String provider) {
+        try {
+            discovery = Discovery.discover(false, provider);
+        } catch (FabricException e) {
+            assumeTrue(e.errno() != -LibFabric.FI_ENODATA(), provider + " is not available here: " + e.getMessage());
+            throw e;
+        }
+        // In one process any interface works; loopback keeps the test off the real network.
+        NicInfo nic = discovery.nics().stream().filter(n -> n.fabricName().startsWith("127."))
+                .findFirst().orElse(discovery.nics().getFirst());
+        a = Channel.open(discovery, nic, 64);
+        b = Channel.open(discovery, nic, 64);
+        aToB = a.insertPeer(b.name());
+        bToA = b.insertPeer(a.name());
+    }
+
+    private MemorySegment pattern(long size, int seed) {
+        MemorySegment s = arena.allocate(size, 4096);
+        for (long i = 0; i < size; i++) {
+            s.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 31 + seed));
+        }
+        return s;
+    }
+
+    /** One completion copied out of the reusable {@link Completion}. */
+    record Seen(int ctx, long flags, long len, long data, boolean send, boolean recv, boolean write,
+                boolean remoteWrite, boolean remoteData) {
+        static Seen of(Completion c) {
+            return new Seen(c.context(), c.flags(), c.len(), c.data(), c.isSend(), c.isRecv(), c.isWrite(),
+                    c.isRemoteWrite(), c.hasRemoteData());
+        }
+    }
+
+    private final List<Seen> seenA = new ArrayList<>();
+    private final List<Seen> seenB = new ArrayList<>();
+    private final Completion completion = new Completion();
+
+    /** Reads both CQs once; reading is also what makes tcp and shm progress. */
+    private void progress() {
+        if (a.poll(completion) == 1) {
+            seenA.add(Seen.of(completion));
+        }
+        if (b.poll(completion) == 1) {
+            seenB.add(Seen.of(completion));
+        }
+    }
+
+    private void pumpUntil(String what, BooleanSupplier done) {
+        long deadline = System.nanoTime() + DEADLINE_NANOS;
+        while (!done.getAsBoolean()) {
+            progress();
+            if (System.nanoTime() > deadline) {
+                fail("timed out after 10 s waiting for " + what + "; a saw " + seenA + ", b saw " + seenB);
+            }
+        }
+    }
+
+    /** Retries a post while it answers -FI_EAGAIN, progressing both channels in between. */
+    private void post(String what, IntSupplier op) {
+        long deadline = System.nanoTime() + DEADLINE_NANOS;
+        while (op.getAsInt() == -LibFabric.FI_EAGAIN()) {
+            progress();
+            if (System.nanoTime() > deadline) {
+                fail("timed out after 10 s posting " + what + " (-FI_EAGAIN)");
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void sendRecvMovesTheBytesAndTheImmediate(String provider) {
+        open(provider);
+        int size = 64 * 1024;
+        MemoryRegion src = a.register(pattern(size, 7));
+        MemoryRegion dst = b.register(arena.allocate(size, 4096));
+        post("recv", () -> b.tryRecv(dst, 0, size, 11));
+        post("send", () -> a.trySend(src, 0, size, aToB, 0x5eed, true, 3));
+
+        pumpUntil("send and recv completions", () -> !seenA.isEmpty() && !seenB.isEmpty());
+
+        Seen sent = seenA.getFirst();
+        Seen received = seenB.getFirst();
+        assertTrue(sent.send(), "a: expected a send completion: " + sent);
+        assertEquals(3, sent.ctx(), "send context");
+        assertTrue(received.recv() && received.remoteData(), "b: expected a recv with CQ data: " + received);
+        assertEquals(11, received.ctx(), "recv context");
+        assertEquals(size, received.len(), "received length");
+        assertEquals(0x5eed, received.data(), "immediate data carried by the send");
+        assertArrayEquals(src.segment().toArray(ValueLayout.JAVA_BYTE), dst.segment().toArray(ValueLayout.JAVA_BYTE));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void writeWithDataLandsAndNotifiesTheTarget(String provider) {
+        open(provider);
+        int size = 8192;
+        int at = 256;
+        MemoryRegion src = a.register(pattern(size, 3));
+        MemoryRegion dst = b.register(arena.allocate(at + size + 64, 4096));
+        MemoryRegion spare = b.register(arena.allocate(64));
+        // What a peer would receive over the rendezvous.
+        RemoteRegion target = RemoteRegion.decode(dst.remote().encode());
+        assertEquals(dst.remote(), target);
+        if (b.rxCqDataConsumesRecv()) {
+            post("recv for the immediate", () -> b.tryRecv(spare, 0, 64, 1));
+        }
+        post("write", () -> a.tryWrite(src, 0, size, aToB, target, at, 0xcafe, true, 5));
+
+        pumpUntil("write completion and remote CQ data", () -> !seenA.isEmpty() && !seenB.isEmpty());
+
+        Seen written = seenA.getFirst();
+        Seen notified = seenB.getFirst();
+        assertTrue(written.write(), "a: expected a write completion: " + written);
+        assertEquals(5, written.ctx(), "write context");
+        assertTrue(notified.remoteWrite() && notified.remoteData(),
+                "b: expected FI_REMOTE_WRITE with FI_REMOTE_CQ_DATA: " + notified);
+        assertEquals(0xcafe, notified.data(), "remote CQ data");
+        assertEquals(b.rxCqDataConsumesRecv() ? 1 : -1, notified.ctx(), "context of the CQ data completion");
+        MemorySegment landed = dst.segment();
+        assertArrayEquals(src.segment().toArray(ValueLayout.JAVA_BYTE),
+                landed.asSlice(at, size).toArray(ValueLayout.JAVA_BYTE), "written bytes");
+        assertTrue(isZero(landed.asSlice(0, at)) && isZero(landed.asSlice(at + size)),
+                "bytes outside the written range changed");
+    }
+
+    private static boolean isZero(MemorySegment s) {
+        for (long i = 0; i < s.byteSize(); i++) {
+            if (s.get(ValueLayout.JAVA_BYTE, i) != 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void truncatedReceiveIsAFabricExceptionWithTheProviderText(String provider) {
+        open(provider);
+        MemoryRegion src = a.register(pattern(1024, 1));
+        MemoryRegion dst = b.register(arena.allocate(1024));
+        post("recv", () -> b.tryRecv(dst, 0, 16, 9));
+        post("send", () -> a.trySend(src, 0, 1024, aToB, 0, false, 2));
+
+        FabricException error = assertThrows(FabricException.class,
+                () -> pumpUntil("the truncation error", () -> false));
+        assertEquals(-LibFabric.FI_ETRUNC(), error.errno(), error.getMessage());
+        String text = error.getMessage();
+        assertTrue(text.startsWith("completion error on recv ctx 9"), text);
+        assertTrue(text.contains(Fi.strerror(LibFabric.FI_ETRUNC())), text);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void postsOutsideTheRegionAreRejectedBeforeTheProvider(String provider) {
+        open(provider);
+        MemoryRegion src = a.register(arena.allocate(128));
+        RemoteRegion target = new RemoteRegion(0, 64, 1);
+        assertThrows(IndexOutOfBoundsException.class, () -> a.trySend(src, 64, 128, aToB, 0, false, 0));
+        assertThrows(IndexOutOfBoundsException.class, () -> a.tryWrite(src, 0, 128, aToB, target, 0, 0, false, 0));
+        assertThrows(IndexOutOfBoundsException.class, () -> a.tryRecv(src, 0, 8, Channel.CONTEXT_SLOTS));
+        MemoryRegion other = b.register(arena.allocate(128));
+        assertThrows(IllegalArgumentException.class, () -> a.trySend(other, 0, 8, aToB, 0, false, 0));
+    }
+}

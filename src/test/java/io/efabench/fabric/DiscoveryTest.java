@@ -1,0 +1,118 @@
+package io.efabench.fabric;
+
+import io.efabench.fabric.generated.LibFabric;
+import org.junit.jupiter.api.Test;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class DiscoveryTest {
+
+    /** Output of {@link FabricInfo} run in a child JVM with {@code env} changes (null value = unset). */
+    private record Run(int exit, String out, String err) {
+    }
+
+    private static Run fabricInfo(Map<String, String> env) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-cp", System.getProperty("java.class.path"),
+                FabricInfo.class.getName());
+        env.forEach((k, v) -> {
+            if (v == null) {
+                pb.environment().remove(k);
+            } else {
+                pb.environment().put(k, v);
+            }
+        });
+        Process p = pb.start();
+        p.getOutputStream().close();
+        if (!p.waitFor(60, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("FabricInfo with " + env + " did not finish within 60 s");
+        }
+        return new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8),
+                new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void unknownFiProviderIsOneLineNamingIt() throws Exception {
+        Run run = fabricInfo(Map.of("FI_PROVIDER", "nosuch"));
+        assertEquals(2, run.exit(), run.out() + run.err());
+        List<String> lines = run.err().lines().toList();
+        assertEquals(1, lines.size(), run.err());
+        assertTrue(lines.getFirst().startsWith("FI_PROVIDER=nosuch: no provider offers FI_EP_RDM with FI_MSG|FI_RMA"),
+                lines.getFirst());
+    }
+
+    @Test
+    void withoutFiProviderEfaIsChosenOrTheAlternativesAreListed() throws Exception {
+        Map<String, String> env = new java.util.HashMap<>();
+        env.put("FI_PROVIDER", null);
+        Run run = fabricInfo(env);
+        if (run.exit() == 0) {
+            assertTrue(run.out().startsWith("provider efa,"), run.out());
+        } else {
+            assertEquals(2, run.exit(), run.out() + run.err());
+            List<String> lines = run.err().lines().toList();
+            assertEquals(1, lines.size(), run.err());
+            assertTrue(lines.getFirst().startsWith("no EFA provider found; set FI_PROVIDER to one of: "), run.err());
+        }
+    }
+
+    @Test
+    void loopbackLauncherKeepsTcpOnLoopback() throws Exception {
+        Run run = fabricInfo(Map.of("FI_PROVIDER", "tcp", "EFABENCH_LOOPBACK", "1"));
+        org.junit.jupiter.api.Assumptions.assumeTrue(run.exit() == 0, "tcp is not available here: " + run.err());
+        List<String> nics = run.out().lines().skip(1).toList();
+        assertEquals(1, nics.size(), run.out());
+        assertTrue(nics.getFirst().contains("(127.0.0.1/"), run.out());
+    }
+
+    @Test
+    void unknownFabricIsOneLineListingTheFabrics() throws Exception {
+        Run run = fabricInfo(Map.of("FI_PROVIDER", "tcp", "EFABENCH_FABRIC", "nosuch"));
+        org.junit.jupiter.api.Assumptions.assumeFalse(run.err().contains("no provider offers"), "tcp is not available here");
+        assertEquals(2, run.exit(), run.out() + run.err());
+        assertTrue(run.err().startsWith("EFABENCH_FABRIC=nosuch: no such fabric; tcp;ofi_rxm offers ["), run.err());
+        assertEquals(1, run.err().lines().count(), run.err());
+    }
+
+    @Test
+    void unknownOverrideFailsWithEnodata() {
+        FabricException e = assertThrows(FabricException.class, () -> Discovery.discover(false, "nosuch"));
+        assertEquals(-LibFabric.FI_ENODATA(), e.errno());
+        assertTrue(e.getMessage().startsWith("provider 'nosuch': no provider offers"), e.getMessage());
+    }
+
+    @Test
+    void nicsAreDistinctDomainsWithTheAskedForCqData() {
+        Discovery d;
+        try {
+            d = Discovery.discover(false, "tcp");
+        } catch (FabricException e) {
+            org.junit.jupiter.api.Assumptions.assumeTrue(false, "tcp is not available here: " + e.getMessage());
+            return;
+        }
+        try (d) {
+            assertFalse(d.nics().isEmpty());
+            assertEquals(d.nics().size(), d.nics().stream().map(NicInfo::domainName).distinct().count(),
+                    "one NicInfo per domain: " + d.nics());
+            for (NicInfo nic : d.nics()) {
+                assertTrue(nic.provider().startsWith("tcp"), nic.toString());
+                assertTrue(nic.cqDataSize() >= Discovery.CQ_DATA_SIZE, nic.toString());
+                assertTrue((nic.caps() & (Fi.MSG | Fi.RMA)) == (Fi.MSG | Fi.RMA), nic.toString());
+                assertEquals(nic, d.nics().get(nic.index()));
+            }
+        }
+        assertTrue(Discovery.headerVersion().matches("\\d+\\.\\d+"));
+        assertTrue(Discovery.runtimeVersion().matches("\\d+\\.\\d+"));
+    }
+}

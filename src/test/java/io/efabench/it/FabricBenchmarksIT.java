@@ -1,0 +1,76 @@
+package io.efabench.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+
+/**
+ * Real multi-process rank groups (2 and 4 ranks) over tcp and shm run every config at small
+ * sizes; every iteration ends with a checked round in which every byte is verified, so a
+ * zero exit code means the data arrived intact.
+ */
+class FabricBenchmarksIT {
+
+    @TempDir
+    Path tmp;
+
+    @ParameterizedTest(name = "{0} ranks over {1}")
+    @CsvSource({"2, tcp", "4, tcp", "2, shm", "4, shm"})
+    void sendRecvRunsAndVerifies(int ranks, String provider) throws Exception {
+        JsonArray results = run(ranks, provider, Ranks.quick("SendRecvBenchmark", "-p", "size=4K,64K"));
+        assertEquals(2, results.size());
+        for (JsonElement e : results) {
+            assertMetrics(e.getAsJsonObject());
+        }
+    }
+
+    @ParameterizedTest(name = "{0} ranks over {1}")
+    @CsvSource({"2, tcp", "4, tcp", "2, shm", "4, shm"})
+    void writeRunsEveryConfigAndVerifies(int ranks, String provider) throws Exception {
+        JsonArray results = run(ranks, provider, Ranks.quick("WriteBenchmark", "-p", "size=64K,1M", "-p", "channels=2"));
+        assertEquals(3 * 2 * 2, results.size(), "3 configs x 2 completions x 2 sizes");
+        for (JsonElement e : results) {
+            assertMetrics(e.getAsJsonObject());
+        }
+    }
+
+    private JsonArray run(int ranks, String provider, List<String> args) throws Exception {
+        Ranks r = Ranks.start(tmp, ranks, provider, args, null);
+        Integer[] codes = r.await(600);
+        for (int k = 0; k < ranks; k++) {
+            assertEquals(0, codes[k], "rank " + k + " failed:\n" + r.allLogs());
+        }
+        String follower = r.log(1);
+        assertTrue(follower.contains("is a FOLLOWER"), "followers' output is marked:\n" + follower);
+        return JsonParser.parseString(Files.readString(tmp.resolve("rank0.json"))).getAsJsonArray();
+    }
+
+    private static void assertMetrics(JsonObject result) {
+        JsonObject secondary = result.getAsJsonObject("secondaryMetrics");
+        List<String> missing = new ArrayList<>();
+        for (String m : new String[] {"gbps", "lat_us"}) {
+            if (!secondary.has(m)) {
+                missing.add(m);
+            }
+        }
+        assertTrue(missing.isEmpty(), "missing " + missing + " in " + result);
+        double gbps = secondary.getAsJsonObject("gbps").get("score").getAsDouble();
+        double lat = secondary.getAsJsonObject("lat_us").get("score").getAsDouble();
+        assertTrue(gbps > 0 && lat > 0, result.toString());
+        assertFalse(secondary.has("follower"), "rank 0's results are not marked as a follower's");
+    }
+}

@@ -1,0 +1,114 @@
+package io.efabench.it;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Starts a real multi-process rank group: N JVMs running {@code java -jar benchmarks.jar}
+ * with torchrun-style variables, as the launcher does, and collects their exit codes and output.
+ */
+final class Ranks {
+    static final Path JAR = Path.of(System.getProperty("efabench.jar", "target/benchmarks.jar"));
+    static final String JAVA = ProcessHandle.current().info().command().orElse("java");
+    /** The JDK's signal-chaining library: libfabric's shm provider installs SIGSEGV handlers. */
+    static final Path JSIG = Path.of(JAVA).getParent().getParent().resolve("lib/libjsig.so");
+
+    final List<Process> processes = new ArrayList<>();
+    final List<Path> logs = new ArrayList<>();
+    final Path dir;
+
+    private Ranks(Path dir) {
+        this.dir = dir;
+    }
+
+    /** Quick JMH settings for tests: one fork, one short warmup and measurement iteration. */
+    static List<String> quick(String... args) {
+        List<String> a = new ArrayList<>(List.of(args));
+        a.addAll(List.of("-f", "1", "-wi", "1", "-w", "200ms", "-i", "1", "-r", "300ms", "-foe", "true",
+                "-prof", "io.efabench.harness.MetricsProfiler"));
+        return a;
+    }
+
+    static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        }
+    }
+
+    /** Starts {@code n} ranks; {@code perRank} may adjust each rank's args or env (may be null). */
+    static Ranks start(Path dir, int n, String provider, List<String> jmhArgs, PerRank perRank) throws IOException {
+        Files.createDirectories(dir);
+        Ranks r = new Ranks(dir);
+        int port = freePort();
+        for (int k = 0; k < n; k++) {
+            List<String> cmd = new ArrayList<>(List.of(JAVA, "-Djmh.ignoreLock=true", "--enable-native-access=ALL-UNNAMED", "-jar", JAR.toString()));
+            cmd.addAll(jmhArgs);
+            cmd.addAll(List.of("-rf", "json", "-rff", dir.resolve("rank" + k + ".json").toString()));
+            ProcessBuilder pb = new ProcessBuilder(cmd);
+            Map<String, String> env = pb.environment();
+            env.put("RANK", Integer.toString(k));
+            env.put("WORLD_SIZE", Integer.toString(n));
+            env.put("LOCAL_RANK", Integer.toString(k));
+            env.put("LOCAL_WORLD_SIZE", Integer.toString(n));
+            env.put("MASTER_ADDR", "127.0.0.1");
+            env.put("MASTER_PORT", Integer.toString(port));
+            env.put("FI_PROVIDER", provider);
+            env.put("EFABENCH_LOOPBACK", "1");
+            env.put("EFABENCH_TIMEOUT_S", "30");
+            env.put("LD_PRELOAD", JSIG.toString());
+            if (perRank != null) {
+                perRank.adjust(k, cmd, env);
+                pb.command(cmd);
+            }
+            Path log = dir.resolve("rank" + k + ".log");
+            pb.redirectErrorStream(true).redirectOutput(log.toFile());
+            r.logs.add(log);
+            r.processes.add(pb.start());
+        }
+        return r;
+    }
+
+    interface PerRank {
+        void adjust(int rank, List<String> cmd, Map<String, String> env);
+    }
+
+    /** Waits for every rank; kills all and returns null codes for those still running at the deadline. */
+    Integer[] await(long seconds) throws InterruptedException {
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        Integer[] codes = new Integer[processes.size()];
+        for (int k = 0; k < processes.size(); k++) {
+            long left = Math.max(0, end - System.nanoTime());
+            Process p = processes.get(k);
+            if (p.waitFor(left, TimeUnit.NANOSECONDS)) {
+                codes[k] = p.exitValue();
+            }
+        }
+        killAll();
+        return codes;
+    }
+
+    void killAll() {
+        for (Process p : processes) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+        }
+    }
+
+    String log(int k) throws IOException {
+        return Files.readString(logs.get(k));
+    }
+
+    String allLogs() throws IOException {
+        StringBuilder sb = new StringBuilder();
+        for (int k = 0; k < logs.size(); k++) {
+            sb.append("---- rank ").append(k).append(" ----\n").append(log(k)).append('\n');
+        }
+        return sb.toString();
+    }
+}
