@@ -10,8 +10,11 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.net.InetAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 import io.efabench.cuda.Cuda;
 import io.efabench.cuda.CudaContext;
@@ -34,6 +37,7 @@ import io.efabench.harness.DeviceClock;
 import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankException;
 import io.efabench.rank.RankGroup;
+import io.efabench.report.Provenance;
 
 /**
  * What every IpcBenchmark state shares: the rank group, this rank's GPU and stream, each rank's
@@ -190,6 +194,7 @@ final class IpcRig implements AutoCloseable {
                 stop[r] = CudaEvent.create(context);
             }
         }
+        recordProvenance();
         group.barrier("ipc: inboxes mapped", timeout);
     }
 
@@ -305,6 +310,22 @@ final class IpcRig implements AutoCloseable {
         }
         // the rate at which the whole invocation would run if every pair ran at its link speed
         return bytesPerPeer * 8.0 * (world - 1) / idealSeconds / 1e9;
+    }
+
+    /** Records this rank's GPU, driver and (rank 0) NVLink facts in the run's provenance. */
+    void recordProvenance() {
+        Map<String, Object> facts = new LinkedHashMap<>();
+        facts.put("gpus", List.of(device.name() + " " + device.pciBusId() + " (" + device.arch() + ", " + device.smCount() + " SMs)"));
+        facts.put("driver", NvLink.driverVersion() + " (CUDA " + Cuda.driverVersionText() + ")");
+        facts.put("nvrtc", KernelCompiler.nvrtcDescription());
+        if (leader) {
+            List<String> links = new ArrayList<>();
+            for (int p = 1; p < world; p++) {
+                links.add("rank 0 -> rank " + p + ": " + NvLink.between(device, busIds[p]).detail());
+            }
+            facts.put("nvlink", links);
+        }
+        Provenance.record("cuda-rank" + rank, facts);
     }
 
     /** One line for the log: GPUs, driver, NVLink per pair. */

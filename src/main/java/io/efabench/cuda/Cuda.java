@@ -112,8 +112,8 @@ public final class Cuda {
             return new Driver(null, 0, "no CUDA driver: " + e.getMessage());
         }
         if (path == null) {
-            return new Driver(null, 0, "no CUDA driver: libcuda.so.1 not found (dlopen, LD_LIBRARY_PATH, "
-                    + String.join(", ", FALLBACK_DIRS) + "); set EFABENCH_LIBCUDA=/path/to/libcuda.so.1 if it is elsewhere");
+            return new Driver(null, 0, "no CUDA driver: libcuda.so.1 not found (loader path, LD_LIBRARY_PATH, "
+                    + "/usr/lib*, /usr/local/nvidia/lib*); set EFABENCH_LIBCUDA=/path/to/libcuda.so.1 if it is elsewhere");
         }
         try {
             System.load(path);

@@ -32,7 +32,7 @@ class IpcProcessTest {
             int childDevice = CudaDevice.visibleCount() >= 2 ? 1 : 0;
             String java = ProcessHandle.current().info().command().orElse("java");
             Process child = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp",
-                    System.getProperty("java.class.path"), IpcChild.class.getName(), Integer.toString(childDevice),
+                    classPath(), IpcChild.class.getName(), Integer.toString(childDevice),
                     HexFormat.of().formatHex(handle.toBytes())).redirectErrorStream(true).start();
             String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertTrue(child.waitFor(120, TimeUnit.SECONDS), "the IPC child did not finish");
@@ -43,6 +43,17 @@ class IpcProcessTest {
             // nothing was written before the shared range
             assertTrue(pattern.verify(stream, allocation.slice(0, 12 * 1024), 1, 8, 10_000_000_000L).mismatchedWords() == 3 * 1024);
         }
+    }
+
+    /**
+     * The test's and the library's code locations: a launcher such as JUnit's console one loads
+     * them through its own class loader, so java.class.path alone may not hold them.
+     */
+    private static String classPath() throws Exception {
+        return String.join(java.io.File.pathSeparator,
+                java.nio.file.Path.of(IpcChild.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString(),
+                java.nio.file.Path.of(Cuda.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString(),
+                System.getProperty("java.class.path"));
     }
 
     /** The other process: maps the handle on GPU argv[0], checks (0, 7), writes (1, 8). */
