@@ -109,7 +109,10 @@ public class IpcBenchmark {
 
     @State(Scope.Thread)
     public static class Write extends Bandwidth {
-        /** Kernel variant (ipc_write.cu): int (reference), int4, int4x4, tma (Hopper bulk copy), copy4x4 (SM copy). */
+        /**
+         * Kernel variant (ipc_write.cu): int (reference), int4, int4x4, int4warp, tma and tmabig
+         * (Hopper bulk copies), copy4x4 (SM copy of a local buffer).
+         */
         @Param({"int", "int4x4", "tma"})
         public String config;
 
@@ -135,12 +138,15 @@ public class IpcBenchmark {
                 if (rig.leader) {
                     module = KernelCompiler.load(rig.context, "ipc_write.cu");
                     kernel = module.kernel(variant.function);
+                    if (variant.sharedBytes > 48 * 1024) {
+                        kernel.setMaxDynamicSharedMemory(variant.sharedBytes);
+                    }
                     args = new KernelArgs[rig.world];
                     for (int p = 1; p < rig.world; p++) {
                         args[p] = argsFor(p, GpuPattern.seed(0, 0));
                     }
                     CudaStream stream = rig.stream;
-                    timed = p -> kernel.launch(stream, launch.grid(), launch.block(), 0, args[p]);
+                    timed = p -> kernel.launch(stream, launch.grid(), launch.block(), variant.sharedBytes, args[p]);
                 }
             } catch (RuntimeException e) {
                 rig.group.abort(e.getMessage());
@@ -167,7 +173,7 @@ public class IpcBenchmark {
             }
             rig.checkedRound(r, "config " + config + ", shape " + shape + ", size " + size,
                     variant.copies ? () -> fillSource(r) : null,
-                    p -> kernel.launch(rig.stream, launch.grid(), launch.block(), 0, checked[p]));
+                    p -> kernel.launch(rig.stream, launch.grid(), launch.block(), variant.sharedBytes, checked[p]));
         }
 
         @TearDown(Level.Trial)

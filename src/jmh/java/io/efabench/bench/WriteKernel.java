@@ -11,11 +11,13 @@ import io.efabench.harness.BenchmarkSetupException;
  * suite's int stores); the copy kernel reads a local source buffer, like the copy engine.
  */
 enum WriteKernel {
-    INT("int", "store_int", 4, false),
-    INT4("int4", "store_int4", 16, false),
-    INT4X4("int4x4", "store_int4x4", 16, false),
-    TMA("tma", "store_tma", 1, false),
-    COPY4X4("copy4x4", "copy_int4x4", 16, true);
+    INT("int", "store_int", 4, false, 0),
+    INT4("int4", "store_int4", 16, false, 0),
+    INT4X4("int4x4", "store_int4x4", 16, false, 0),
+    INT4_WARP("int4warp", "store_int4_warp", 16, false, 0),
+    TMA("tma", "store_tma", 1, false, 0),
+    TMA_BIG("tmabig", "store_tma_big", 1, false, 4 * 32768),
+    COPY4X4("copy4x4", "copy_int4x4", 16, true, 0);
 
     /** The param value. */
     final String label;
@@ -24,12 +26,15 @@ enum WriteKernel {
     final int unit;
     /** Reads a local source buffer (else it stores the pattern it generates). */
     final boolean copies;
+    /** Dynamic shared memory per block, bytes. */
+    final int sharedBytes;
 
-    WriteKernel(String label, String function, int unit, boolean copies) {
+    WriteKernel(String label, String function, int unit, boolean copies, int sharedBytes) {
         this.label = label;
         this.function = function;
         this.unit = unit;
         this.copies = copies;
+        this.sharedBytes = sharedBytes;
     }
 
     static WriteKernel parse(String config) {

@@ -35,6 +35,12 @@ public final class Kernel {
         }
     }
 
+    /** Allows launches with up to {@code bytes} of dynamic shared memory (above the default 48 KiB). */
+    public void setMaxDynamicSharedMemory(int bytes) {
+        check(CudaDriver.cuFuncSetAttribute(function, CudaDriver.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES(), bytes),
+                "cuFuncSetAttribute(" + name + ", MAX_DYNAMIC_SHARED_SIZE_BYTES, " + bytes + ")");
+    }
+
     /** Blocks of {@code block} threads that fit on one SM at once. */
     public int maxActiveBlocksPerSm(int block, long dynamicSharedBytes) {
         try (Arena arena = Arena.ofConfined()) {

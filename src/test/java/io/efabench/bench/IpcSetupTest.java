@@ -37,6 +37,6 @@ class IpcSetupTest {
     void unknownConfigsListTheKnownOnes() {
         assertEquals(WriteKernel.TMA, WriteKernel.parse("tma"));
         BenchmarkSetupException e = assertThrows(BenchmarkSetupException.class, () -> WriteKernel.parse("int8"));
-        assertTrue(e.getMessage().contains("int, int4, int4x4, tma, copy4x4"), e.getMessage());
+        assertTrue(e.getMessage().contains("int, int4, int4x4, int4warp, tma, tmabig, copy4x4"), e.getMessage());
     }
 }

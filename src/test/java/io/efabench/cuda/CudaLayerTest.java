@@ -94,7 +94,7 @@ class CudaLayerTest {
         assumeGpu();
         String[][] kernels = {
             {"flag.cu", "wait_host_flag", "flag_ping", "flag_pong"},
-            {"ipc_write.cu", "store_int", "store_int4", "store_int4x4", "store_tma", "copy_int4x4"},
+            {"ipc_write.cu", "store_int", "store_int4", "store_int4x4", "store_int4_warp", "store_tma", "store_tma_big", "copy_int4x4"},
             {"pattern.cu", "fill_pattern", "verify_pattern"},
         };
         assertEquals(KernelCompiler.SOURCES.size(), kernels.length);
@@ -142,16 +142,20 @@ class CudaLayerTest {
         try (DeviceBuffer buf = DeviceBuffer.allocate(ctx, bytes); CudaStream stream = CudaStream.create(ctx);
              CudaEvent a = CudaEvent.create(ctx); CudaEvent b = CudaEvent.create(ctx);
              CudaModule m = KernelCompiler.load(ctx, "ipc_write.cu"); PatternKernels pattern = new PatternKernels(ctx)) {
-            String[] stores = {"store_int", "store_int4", "store_int4x4", "store_tma"};
-            long[] units = {4, 16, 16, 1};
+            String[] stores = {"store_int", "store_int4", "store_int4x4", "store_int4_warp", "store_tma", "store_tma_big"};
+            long[] units = {4, 16, 16, 16, 1, 1};
+            int[] shared = {0, 0, 0, 0, 0, 4 * 32768};
             for (int i = 0; i < stores.length; i++) {
                 int k = i;
                 buf.fill((byte) 0);
                 Kernel kernel = m.kernel(stores[k]);
+                if (shared[k] > 0) {
+                    kernel.setMaxDynamicSharedMemory(shared[k]);
+                }
                 KernelArgs args = new KernelArgs(3).pointer(0, buf).u64(1, bytes / units[k]).u32(2, GpuPattern.seed(0, k));
                 long t0 = System.nanoTime();
                 a.record(stream);
-                kernel.launch(stream, ctx.device().smCount() * 2, 512, 0, args);
+                kernel.launch(stream, ctx.device().smCount() * (shared[k] > 0 ? 1 : 2), 512, shared[k], args);
                 b.record(stream);
                 b.await(10_000_000_000L, stores[k]);
                 double hostMs = (System.nanoTime() - t0) / 1e6;
