@@ -1,0 +1,416 @@
+package io.efabench.bench;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import io.efabench.cuda.Cuda;
+import io.efabench.cuda.CudaContext;
+import io.efabench.cuda.CudaDevice;
+import io.efabench.cuda.CudaEvent;
+import io.efabench.cuda.CudaException;
+import io.efabench.cuda.CudaModule;
+import io.efabench.cuda.CudaStream;
+import io.efabench.cuda.DeviceBuffer;
+import io.efabench.cuda.DeviceMemory;
+import io.efabench.cuda.IpcHandle;
+import io.efabench.cuda.Kernel;
+import io.efabench.cuda.KernelArgs;
+import io.efabench.cuda.KernelCompiler;
+import io.efabench.cuda.NvLink;
+import io.efabench.cuda.PatternKernels;
+import io.efabench.cuda.PinnedHostBuffer;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.DeviceClock;
+import io.efabench.rank.RankEnv;
+import io.efabench.rank.RankException;
+import io.efabench.rank.RankGroup;
+import io.efabench.report.Provenance;
+
+/**
+ * What every IpcBenchmark state shares: the rank group, this rank's GPU and stream, each rank's
+ * "inbox" (device memory the other ranks write into, exchanged as {@link IpcHandle}s and mapped
+ * by the writers), the timing gate and per-peer events, and the checked round.
+ *
+ * <p>Timed transfers are enqueued behind a gate kernel that spins until the host opens it, so
+ * the CUDA events bracket only GPU work, not the host's enqueueing (nvbandwidth does the same).
+ */
+final class IpcRig implements AutoCloseable {
+    /** Inboxes start this far into their allocation, so the IPC offset is exercised (the reference loses it). */
+    static final long INBOX_OFFSET = 4096;
+    static final long KERNEL_TIMEOUT_NS = 10_000_000_000L;
+    private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
+    private static final long GATE_VALUE = 0;
+    private static final long GATE_STATUS = 4;
+    /** Status words of other kernels (ping, pong) in the pinned host page. */
+    static final long STATUS_A = 8;
+    static final long STATUS_B = 12;
+
+    final RankGroup group;
+    final int rank;
+    final int world;
+    final boolean leader;
+    final Duration timeout;
+    final long timeoutNanos;
+    CudaDevice device;
+    CudaContext context;
+    CudaStream stream;
+    PatternKernels pattern;
+    CudaModule flags;
+    private Kernel gate;
+    private KernelArgs gateArgs;
+    PinnedHostBuffer host;
+    private DeviceBuffer inboxAllocation;
+    /** This rank's inbox, or null. */
+    DeviceMemory inbox;
+    /** Other ranks' inboxes mapped here, by rank (null where none). */
+    IpcHandle.PeerMapping[] peers;
+    String[] busIds;
+    /** Leader: events around the transfer to each peer, by rank. */
+    CudaEvent[] start;
+    CudaEvent[] stop;
+    private int gateSeq;
+
+    private IpcRig(RankGroup group, Duration timeout) {
+        this.group = group;
+        this.rank = group.rank();
+        this.world = group.size();
+        this.leader = group.isLeader();
+        this.timeout = timeout;
+        this.timeoutNanos = timeout.toNanos();
+    }
+
+    /**
+     * Joins the group and sets everything up; any failure is one line on every rank.
+     *
+     * @param leaderInbox   bytes of rank 0's inbox (0: none)
+     * @param followerInbox bytes of every other rank's inbox (0: none)
+     */
+    static IpcRig open(String key, long leaderInbox, long followerInbox) {
+        Cuda.unavailableReason().ifPresent(reason -> {
+            throw new BenchmarkSetupException(reason);
+        });
+        RankEnv env;
+        try {
+            env = RankEnv.fromEnvironment();
+        } catch (RankException e) {
+            throw new BenchmarkSetupException(e.getMessage());
+        }
+        if (env.worldSize() < 2) {
+            throw new BenchmarkSetupException("IpcBenchmark needs 2 or more ranks on one node, one GPU each "
+                    + "(./run-jmh.sh --ranks 2 IpcBenchmark); this process is a group of one");
+        }
+        Duration timeout = RankGroup.defaultTimeout();
+        RankGroup group;
+        try {
+            group = RankGroup.join(env, key, timeout);
+        } catch (RankException e) {
+            throw new BenchmarkSetupException(e.getMessage());
+        }
+        IpcRig rig = new IpcRig(group, timeout);
+        try {
+            rig.setUp(env, leaderInbox, followerInbox);
+            return rig;
+        } catch (RuntimeException e) {
+            String line = e instanceof CudaException || e instanceof BenchmarkSetupException || e instanceof RankException
+                    ? e.getMessage() : e.toString();
+            group.abort(line);
+            rig.closeQuietly();
+            throw new BenchmarkSetupException("rank " + env.rank() + ": " + line);
+        }
+    }
+
+    private void setUp(RankEnv env, long leaderInbox, long followerInbox) {
+        device = CudaDevice.forLocalRank(env.localRank());
+        context = device.retainPrimaryContext();
+        stream = CudaStream.create(context);
+        pattern = new PatternKernels(context);
+        flags = KernelCompiler.load(context, "flag.cu");
+        gate = flags.kernel("wait_host_flag");
+        host = PinnedHostBuffer.allocate(context, 4096);
+        host.segment().fill((byte) 0);
+        gateArgs = new KernelArgs(4).pointer(0, host.slice(GATE_VALUE, 4)).u32(1, 0).u64(2, KERNEL_TIMEOUT_NS)
+                .pointer(3, host.slice(GATE_STATUS, 4));
+        long mine = leader ? leaderInbox : followerInbox;
+        if (mine > 0) {
+            inboxAllocation = DeviceBuffer.allocate(context, mine + INBOX_OFFSET);
+            inbox = inboxAllocation.slice(INBOX_OFFSET, mine);
+        }
+        List<byte[]> all = group.allgather("ipc: host, GPU and inbox of every rank", describeSelf(), timeout);
+        String[] hosts = new String[world];
+        busIds = new String[world];
+        IpcHandle[] handles = new IpcHandle[world];
+        for (int r = 0; r < world; r++) {
+            try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(all.get(r)))) {
+                hosts[r] = in.readUTF();
+                busIds[r] = in.readUTF();
+                int n = in.readInt();
+                handles[r] = n == 0 ? null : IpcHandle.fromBytes(in.readNBytes(n));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        for (int r = 1; r < world; r++) {
+            if (!hosts[r].equals(hosts[0])) {
+                throw new BenchmarkSetupException("IpcBenchmark runs on one node: rank " + r + " is on " + hosts[r]
+                        + ", rank 0 on " + hosts[0]);
+            }
+            for (int q = 0; q < r; q++) {
+                if (busIds[r].equalsIgnoreCase(busIds[q])) {
+                    throw new BenchmarkSetupException("ranks " + q + " and " + r + " share GPU " + busIds[r]
+                            + ": IpcBenchmark needs one GPU per rank (LOCAL_RANK selects it among CUDA_VISIBLE_DEVICES)");
+                }
+            }
+        }
+        peers = new IpcHandle.PeerMapping[world];
+        for (int r = 0; r < world; r++) {
+            boolean wanted = leader ? r != 0 : r == 0;
+            if (wanted && handles[r] != null) {
+                try {
+                    peers[r] = handles[r].open(context);
+                } catch (CudaException e) {
+                    throw new BenchmarkSetupException("cannot map rank " + r + "'s memory on GPU " + busIds[r] + " into GPU "
+                            + device.pciBusId() + ": " + e.getMessage() + visibleNote());
+                }
+            }
+        }
+        if (leader) {
+            start = new CudaEvent[world];
+            stop = new CudaEvent[world];
+            for (int r = 1; r < world; r++) {
+                start[r] = CudaEvent.create(context);
+                stop[r] = CudaEvent.create(context);
+            }
+        }
+        recordProvenance();
+        group.barrier("ipc: inboxes mapped", timeout);
+    }
+
+    private byte[] describeSelf() {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeUTF(InetAddress.getLocalHost().getHostName());
+            out.writeUTF(device.pciBusId());
+            byte[] h = inbox == null ? new byte[0] : IpcHandle.export(inbox).toBytes();
+            out.writeInt(h.length);
+            out.write(h);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    private static String visibleNote() {
+        String v = System.getenv("CUDA_VISIBLE_DEVICES");
+        return v == null ? "" : " (CUDA_VISIBLE_DEVICES=" + v + ": every rank must see every GPU of the job)";
+    }
+
+    /** Enqueues one transfer to {@code peer} on {@link #stream}. */
+    @FunctionalInterface
+    interface Transfer {
+        void enqueue(int peer);
+    }
+
+    /**
+     * Leader: one timed round: the transfer to each peer in turn, each between its events,
+     * all held behind the gate until enqueued. Adds the summed GPU time to {@link DeviceClock}.
+     */
+    void timedRound(Transfer transfer) {
+        context.makeCurrent();
+        int seq = ++gateSeq;
+        gateArgs.u32(1, seq);
+        gate.launch(stream, 1, 1, 0, gateArgs);
+        for (int p = 1; p < world; p++) {
+            start[p].record(stream);
+            transfer.enqueue(p);
+            stop[p].record(stream);
+        }
+        INT.setVolatile(host.segment(), GATE_VALUE, seq);
+        stop[world - 1].await(timeoutNanos, "rank 0: timed transfer");
+        if ((int) INT.getVolatile(host.segment(), GATE_STATUS) != 0) {
+            throw new IllegalStateException("rank 0: the timing gate was not opened within 10 s");
+        }
+        double ms = 0;
+        for (int p = 1; p < world; p++) {
+            ms += stop[p].millisSince(start[p]);
+        }
+        DeviceClock.add(ms / 1e3);
+    }
+
+    /** Status word written by a kernel into the pinned host page (0 = fine). */
+    int status(long offset) {
+        return (int) INT.getVolatile(host.segment(), offset);
+    }
+
+    void clearStatus(long offset) {
+        INT.setVolatile(host.segment(), offset, 0);
+    }
+
+    /**
+     * The checked round (iteration teardown, every rank): followers clear their inbox, rank 0
+     * writes the pattern of (rank 0, round) with {@code transfer}, followers verify every byte
+     * on their GPU, and every rank learns every verdict; a mismatch throws naming rank, round
+     * and offset.
+     *
+     * @param prepare rank 0's preparation (fill a source buffer), may be null
+     */
+    void checkedRound(long round, String what, Runnable prepare, Transfer transfer) {
+        context.makeCurrent();
+        if (!leader && inbox != null) {
+            inbox.fill((byte) 0);
+        }
+        group.barrier("ipc: round " + round + " cleared", timeout);
+        if (leader) {
+            if (prepare != null) {
+                prepare.run();
+            }
+            for (int p = 1; p < world; p++) {
+                transfer.enqueue(p);
+            }
+            stream.await(timeoutNanos, "rank 0: checked round " + round);
+        }
+        group.barrier("ipc: round " + round + " written", timeout);
+        String verdict = "";
+        if (!leader && inbox != null) {
+            PatternKernels.Verdict v = pattern.verify(stream, inbox, 0, round, timeoutNanos);
+            if (!v.ok()) {
+                verdict = "rank " + rank + ": round " + round + " from rank 0 (" + what + ") is corrupted: "
+                        + v.describe(inbox.byteSize() / 4);
+            }
+        }
+        List<byte[]> verdicts = group.allgather("ipc: round " + round + " verdicts", verdict.getBytes(), timeout);
+        for (byte[] b : verdicts) {
+            if (b.length > 0) {
+                throw new CheckFailedException(new String(b));
+            }
+        }
+    }
+
+    /** Summed one-direction NVLink speed from rank 0 to every peer, as Gbps for busbw_pct; 0 when any is unknown. */
+    double linkGbps(long bytesPerPeer) {
+        double idealSeconds = 0;
+        for (int p = 1; p < world; p++) {
+            NvLink link = NvLink.between(device, busIds[p]);
+            if (!link.known()) {
+                return 0;
+            }
+            idealSeconds += bytesPerPeer * 8.0 / (link.gbps() * 1e9);
+        }
+        // the rate at which the whole invocation would run if every pair ran at its link speed
+        return bytesPerPeer * 8.0 * (world - 1) / idealSeconds / 1e9;
+    }
+
+    /** Records this rank's GPU, driver and (rank 0) NVLink facts in the run's provenance. */
+    void recordProvenance() {
+        Map<String, Object> facts = new LinkedHashMap<>();
+        facts.put("gpus", List.of(device.name() + " " + device.pciBusId() + " (" + device.arch() + ", " + device.smCount() + " SMs)"));
+        facts.put("driver", NvLink.driverVersion() + " (CUDA " + Cuda.driverVersionText() + ")");
+        facts.put("nvrtc", KernelCompiler.nvrtcDescription());
+        if (leader) {
+            List<String> links = new ArrayList<>();
+            for (int p = 1; p < world; p++) {
+                links.add("rank 0 -> rank " + p + ": " + NvLink.between(device, busIds[p]).detail());
+            }
+            facts.put("nvlink", links);
+        }
+        Provenance.record("cuda-rank" + rank, facts);
+    }
+
+    /** One line for the log: GPUs, driver, NVLink per pair. */
+    String provenance() {
+        StringBuilder s = new StringBuilder(String.format(Locale.ROOT, "ipc: rank 0 on %s %s (%d SMs, %s), driver %s (CUDA %s), NVRTC %s",
+                device.name(), device.pciBusId(), device.smCount(), device.arch(), NvLink.driverVersion(),
+                Cuda.driverVersionText(), KernelCompiler.nvrtcDescription()));
+        for (int p = 1; p < world; p++) {
+            s.append("; to rank ").append(p).append(" (").append(busIds[p]).append("): ")
+                    .append(NvLink.between(device, busIds[p]).detail());
+        }
+        return s.toString();
+    }
+
+    void barrier(String what) {
+        group.barrier(what, timeout);
+    }
+
+    /** Trial teardown: everyone unmaps, then everyone frees, so nobody frees memory a peer still maps. */
+    @Override
+    public void close() {
+        try {
+            if (context != null) {
+                context.makeCurrent();
+                stream.await(timeoutNanos, "rank " + rank + ": trial teardown");
+            }
+            closeMappings();
+            group.barrier("ipc: unmapped", timeout);
+        } finally {
+            closeQuietly();
+        }
+    }
+
+    private void closeMappings() {
+        if (peers != null) {
+            for (int r = 0; r < world; r++) {
+                if (peers[r] != null) {
+                    peers[r].close();
+                    peers[r] = null;
+                }
+            }
+        }
+    }
+
+    private void closeQuietly() {
+        Runnable[] steps = {
+            this::closeMappings,
+            () -> closeAll(start),
+            () -> closeAll(stop),
+            () -> {
+                if (inboxAllocation != null) inboxAllocation.close();
+            },
+            () -> {
+                if (host != null) host.close();
+            },
+            () -> {
+                if (flags != null) flags.close();
+            },
+            () -> {
+                if (pattern != null) pattern.close();
+            },
+            () -> {
+                if (stream != null) stream.close();
+            },
+            () -> {
+                if (context != null) context.close();
+            },
+            group::close,
+        };
+        for (Runnable step : steps) {
+            try {
+                step.run();
+            } catch (RuntimeException ignored) {
+                // keep releasing the rest; the first failure was already reported
+            }
+        }
+    }
+
+    private static void closeAll(CudaEvent[] events) {
+        if (events != null) {
+            for (CudaEvent e : events) {
+                if (e != null) {
+                    e.close();
+                }
+            }
+        }
+    }
+}
