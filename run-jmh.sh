@@ -97,6 +97,20 @@ find_java() {  # find_java [javac]: sets JAVA and exports JAVA_HOME; "javac" whe
     export JAVA_HOME=${JAVA%/bin/java}
 }
 
+# libfabric's shm provider (efa loads it for peers on one node) installs SIGSEGV/SIGBUS
+# handlers over the JVM's; the JDK's libjsig.so, preloaded, chains them. The Java side refuses
+# shm and efa without it.
+preload_jsig() {
+    local lib
+    for lib in "$JAVA_HOME/lib/libjsig.so" "$JAVA_HOME/lib/server/libjsig.so"; do
+        if [[ -f $lib ]]; then
+            [[ ${LD_PRELOAD:-} == *libjsig* ]] || export LD_PRELOAD="$lib${LD_PRELOAD:+ $LD_PRELOAD}"
+            return 0
+        fi
+    done
+    warn "no libjsig.so in $JAVA_HOME/lib: the shm and efa providers will refuse to run"
+}
+
 java_version_line() { "$JAVA" -version 2>&1 | grep -m1 ' version "'; }
 
 have_libfabric() {
@@ -394,10 +408,11 @@ duration_s() {  # JMH's "[N days, ]HH:MM:SS" -> seconds
 failure_lines() {
     local log=$1 lines
     [[ -f $log ]] || { echo "(no log at $log)"; return; }
-    lines=$(grep -aoE 'efabench: .*' "$log" | awk '!seen[$0]++' | tail -n 8)
+    lines=$(grep -av '^# ' "$log" | grep -aoE 'efabench: .*' | awk '!seen[$0]++' | tail -n 8)
     if [[ -z $lines ]]; then
         lines=$(grep -aE '^([[:space:]]*(Caused by|Suppressed): )?[A-Za-z_$][A-Za-z0-9_$.]*(Exception|Error)(: .*)?$' "$log" |
-            grep -vE 'org\.openjdk\.jmh\.runner\.|^ERROR: ' | sed -E 's/^[[:space:]]*//' | awk '!seen[$0]++' | tail -n 5)
+            grep -vE 'org\.openjdk\.jmh\.runner\.|^ERROR: ' | sed -E 's/^[[:space:]]*((Caused by|Suppressed): )?//' |
+            awk '!seen[$0]++' | tail -n 5)
     fi
     [[ -n $lines ]] || lines=$(grep -avE '^[[:space:]]*$|^[[:space:]]+(at |\.\.\. [0-9]+ more)' "$log" | tail -n 5)
     printf '%s\n' "$lines"
@@ -476,6 +491,17 @@ leader_args() {  # leader_args yes|no RUN_DIR -> LEADER_ARGS
 declare -a RANK_PIDS=()
 FILTER_PID=""
 
+# A rank runs in its own session and process group, so a terminal's Ctrl-C reaches only the
+# launcher, which stops every group (JMH's forked JVMs included). The small shell around the
+# JVM turns death by a signal into an exit status and one line in the rank's log, instead of
+# bash's job notice on the terminal.
+in_own_group() {
+    # shellcheck disable=SC2016
+    setsid bash -c '"$@" 2>&1; s=$?
+        ((s > 128)) && echo "run-jmh: this rank was killed by signal $((s - 128))"
+        exit $s' rank "$@" 2>/dev/null
+}
+
 kill_ranks() {  # kill_ranks SIGNAL: every rank's process group (its JMH forks included)
     local pid
     for pid in "${RANK_PIDS[@]}"; do
@@ -525,7 +551,7 @@ start_leader() {  # start_leader LOG CMD... (env already exported by the caller'
     mkfifo "$PIPE_DIR/rank0" || die 1 "cannot create a pipe in $PIPE_DIR"
     tee -a "$log" <"$PIPE_DIR/rank0" | progress_filter "$(rel "$log")" &
     FILTER_PID=$!
-    setsid "$@" >"$PIPE_DIR/rank0" 2>&1 &
+    in_own_group "$@" >"$PIPE_DIR/rank0" 2>&1 &
     RANK_PIDS[0]=$!
 }
 
@@ -578,7 +604,7 @@ run_local() {
         FI_PROVIDER=$provider EFABENCH_RUN_DIR=$run_dir EFABENCH_LOOPBACK=1
     for ((k = ranks - 1; k >= 1; k--)); do
         jmh_fixed_args "$run_dir/followers/rank$k.json"
-        RANK=$k LOCAL_RANK=$k setsid "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" \
+        RANK=$k LOCAL_RANK=$k in_own_group "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" \
             >"$run_dir/logs/rank$k.log" 2>&1 &
         RANK_PIDS[k]=$!
     done
@@ -604,26 +630,27 @@ wait_ranks() {
     declare -A status=()
     local live=("${!RANK_PIDS[@]}")
     while ((${#live[@]})); do
-        local still=()
+        local still=() failed_now=()
         for k in "${live[@]}"; do
             pid=${RANK_PIDS[k]}
             if kill -0 "$pid" 2>/dev/null; then
                 still+=("$k")
                 continue
             fi
-            wait "$pid"
+            wait "$pid" 2>/dev/null  # (no "Killed" job notice from bash)
             rc=$?
             status[$k]=$rc
             if [[ -z $first ]]; then
                 first=$k
                 deadline=$((SECONDS + grace))
             fi
-            if ((rc != 0)) && ((${#live[@]} > 1)); then
-                warn "rank $k exited with status $rc; waiting up to ${grace}s for the other ranks to stop"
-            fi
+            ((rc != 0)) && failed_now+=("$k")
         done
         live=("${still[@]}")
         ((${#live[@]})) || break
+        if ((${#failed_now[@]})); then
+            warn "rank ${failed_now[*]} failed; waiting up to ${grace}s for rank ${live[*]} to stop"
+        fi
         now=$SECONDS
         if ((deadline && now >= deadline)); then
             warn "rank(s) ${live[*]} still running ${grace}s after rank $first ended: killing them"
@@ -684,10 +711,10 @@ run_cluster() {
         start_leader "$log" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${LEADER_ARGS[@]}" "${FIXED_ARGS[@]}"
     else
         jmh_fixed_args "$run_dir/followers/rank$rank.json"
-        setsid "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" >"$log" 2>&1 &
+        in_own_group "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" >"$log" 2>&1 &
         RANK_PIDS[0]=$!
     fi
-    wait "${RANK_PIDS[0]}"
+    wait "${RANK_PIDS[0]}" 2>/dev/null
     rc=$?
     [[ -n $FILTER_PID ]] && wait "$FILTER_PID" 2>/dev/null
     FILTER_PID=""
@@ -808,6 +835,7 @@ main() {
         ensure_jar build
     fi
 
+    preload_jsig
     if is_info_only "${JMH_ARGS[@]}"; then
         exec "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}"
     fi
