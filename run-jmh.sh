@@ -491,16 +491,14 @@ leader_args() {  # leader_args yes|no RUN_DIR -> LEADER_ARGS
 declare -a RANK_PIDS=()
 FILTER_PID=""
 
-# A rank runs in its own session and process group, so a terminal's Ctrl-C reaches only the
-# launcher, which stops every group (JMH's forked JVMs included). The small shell around the
-# JVM turns death by a signal into an exit status and one line in the rank's log, instead of
-# bash's job notice on the terminal.
-in_own_group() {
-    # shellcheck disable=SC2016
-    setsid bash -c '"$@" 2>&1; s=$?
-        ((s > 128)) && echo "run-jmh: this rank was killed by signal $((s - 128))"
-        exit $s' rank "$@" 2>/dev/null
-}
+# A rank runs in its own session and process group (setsid, started directly so that $! is
+# the group's id), so a terminal's Ctrl-C reaches only the launcher, which stops every group,
+# JMH's forked JVMs included. The small shell around the JVM turns death by a signal into an
+# exit status and one line in the rank's log, instead of bash's job notice on the terminal.
+# shellcheck disable=SC2016
+RANK_WRAPPER=(setsid bash -c 'exec 3>&2 2>/dev/null; "$@" 2>&3 3>&-; s=$?
+    ((s > 128)) && echo "run-jmh: this rank was killed by signal $((s - 128))" >&3
+    exit $s' rank)
 
 kill_ranks() {  # kill_ranks SIGNAL: every rank's process group (its JMH forks included)
     local pid
@@ -527,7 +525,11 @@ on_signal() {
     trap '' INT TERM
     warn "interrupted ($1): stopping the ranks"
     stop_ranks
-    [[ -n $FILTER_PID ]] && wait "$FILTER_PID" 2>/dev/null
+    local i
+    for i in {1..8}; do  # rank 0's last lines, if its output pipe drains soon
+        [[ -n $FILTER_PID ]] && kill -0 "$FILTER_PID" 2>/dev/null || break
+        sleep 0.25
+    done
     exit "$2"
 }
 
@@ -551,7 +553,7 @@ start_leader() {  # start_leader LOG CMD... (env already exported by the caller'
     mkfifo "$PIPE_DIR/rank0" || die 1 "cannot create a pipe in $PIPE_DIR"
     tee -a "$log" <"$PIPE_DIR/rank0" | progress_filter "$(rel "$log")" &
     FILTER_PID=$!
-    in_own_group "$@" >"$PIPE_DIR/rank0" 2>&1 &
+    "${RANK_WRAPPER[@]}" "$@" >"$PIPE_DIR/rank0" 2>&1 &
     RANK_PIDS[0]=$!
 }
 
@@ -604,7 +606,7 @@ run_local() {
         FI_PROVIDER=$provider EFABENCH_RUN_DIR=$run_dir EFABENCH_LOOPBACK=1
     for ((k = ranks - 1; k >= 1; k--)); do
         jmh_fixed_args "$run_dir/followers/rank$k.json"
-        RANK=$k LOCAL_RANK=$k in_own_group "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" \
+        RANK=$k LOCAL_RANK=$k "${RANK_WRAPPER[@]}" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" \
             >"$run_dir/logs/rank$k.log" 2>&1 &
         RANK_PIDS[k]=$!
     done
@@ -711,7 +713,7 @@ run_cluster() {
         start_leader "$log" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${LEADER_ARGS[@]}" "${FIXED_ARGS[@]}"
     else
         jmh_fixed_args "$run_dir/followers/rank$rank.json"
-        in_own_group "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" >"$log" 2>&1 &
+        "${RANK_WRAPPER[@]}" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" >"$log" 2>&1 &
         RANK_PIDS[0]=$!
     fi
     wait "${RANK_PIDS[0]}" 2>/dev/null
