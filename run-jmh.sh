@@ -159,6 +159,10 @@ jar_stale() {
     [[ -n $(find "${paths[@]}" -newer "$JAR" -print -quit 2>/dev/null) ]]
 }
 
+plain() {  # Debian's Maven leaves colour resets on its output even in batch mode
+    sed -u 's/\x1b\[[0-9;]*m//g'
+}
+
 maven_opts() {
     # Maven's own Guava warns about sun.misc.Unsafe on JDK 24+; the build does not use it.
     export MAVEN_OPTS="${MAVEN_OPTS:+$MAVEN_OPTS }--sun-misc-unsafe-memory-access=allow"
@@ -169,8 +173,8 @@ maven_opts() {
 build_jar() {  # with JAVA_HOME a JDK (javac), whatever runtime runs the ranks
     maven_opts
     note "building $(rel "$JAR") (mvn -q -B package -DskipTests)"
-    (cd "$ROOT" && JAVA_HOME=$BUILD_JDK mvn -q -B -Dstyle.color=never "${MVN_BUILD_DIR[@]}" package -DskipTests) ||
-        die 1 "the build failed (mvn package); see the messages above"
+    (cd "$ROOT" && JAVA_HOME=$BUILD_JDK mvn -q -B -Dstyle.color=never "${MVN_BUILD_DIR[@]}" package -DskipTests) 2>&1 |
+        plain || die 1 "the build failed (mvn package); see the messages above"
     [[ -f $JAR ]] || die 1 "the build finished but $JAR is missing"
 }
 
@@ -751,8 +755,8 @@ cmd_test() {
     command -v mvn >/dev/null || die 1 "Maven is needed for the tests: apt-get install maven"
     maven_opts
     note "mvn -B verify with $(java_version_line)"
-    (cd "$ROOT" && mvn -B -ntp -Dstyle.color=never "${MVN_BUILD_DIR[@]}" verify "$@")
-    local rc=$?
+    (cd "$ROOT" && mvn -B -ntp -Dstyle.color=never "${MVN_BUILD_DIR[@]}" verify "$@") 2>&1 | plain
+    local rc=${PIPESTATUS[0]}
     note "test reports: $(rel "$BUILD_DIR")/surefire-reports (unit), $(rel "$BUILD_DIR")/failsafe-reports (integration)"
     ((rc == 0)) || warn "tests failed (mvn exit status $rc)"
     exit $rc
