@@ -754,6 +754,8 @@ cmd_test() {
     ensure_libfabric yes
     command -v mvn >/dev/null || die 1 "Maven is needed for the tests: apt-get install maven"
     maven_opts
+    # Tests load libfabric into the surefire and failsafe JVMs too (see preload_jsig).
+    preload_jsig
     note "mvn -B verify with $(java_version_line)"
     (cd "$ROOT" && mvn -B -ntp -Dstyle.color=never "${MVN_BUILD_DIR[@]}" verify "$@") 2>&1 | plain
     local rc=${PIPESTATUS[0]}
