@@ -124,29 +124,41 @@ have_libfabric() {
     return 1
 }
 
-# Installs libfabric where it can (root, apt-get, and allowed to); otherwise names the packages.
-# Not fatal: GPU-only benchmarks run without libfabric, fabric ones then stop with their own line.
+# apt_install PKG...: as root with apt-get, quietly; the package lists may be missing on a
+# fresh image, so update only when the first try fails. Fails (status 1) where it cannot.
+apt_install() {
+    [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || return 1
+    note "installing $* with apt-get (quietly)"
+    local log rc apt=(timeout 600 apt-get -o Acquire::Retries=0 -o Acquire::http::Timeout=20 -o Acquire::https::Timeout=20)
+    log=$(mktemp)
+    { DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq --no-install-recommends "$@" ||
+        { DEBIAN_FRONTEND=noninteractive "${apt[@]}" update -qq &&
+            DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq --no-install-recommends "$@"; }; } >"$log" 2>&1
+    rc=$?
+    if ((rc != 0)); then
+        warn "apt-get could not install $*; its last lines:"
+        tail -n 3 "$log" | sed 's/^/  /' >&2
+    fi
+    rm -f "$log"
+    return $rc
+}
+
+# Installs libfabric where it can (root with apt-get, outside a cluster job); otherwise names
+# the packages. Not fatal: GPU-only benchmarks run without libfabric, fabric ones then stop
+# with their own line.
 ensure_libfabric() {
-    local may_install=$1
     have_libfabric && return 0
-    if [[ $may_install == yes && $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-        note "libfabric.so.1 not found: installing libfabric1 libfabric-bin with apt-get (quietly)"
-        local log apt=(timeout 600 apt-get -o Acquire::Retries=0 -o Acquire::http::Timeout=20 -o Acquire::https::Timeout=20)
-        log=$(mktemp)
-        export DEBIAN_FRONTEND=noninteractive
-        # Installed packages' lists may be gone on a fresh image: update only when needed.
-        if { "${apt[@]}" install -y -qq libfabric1 libfabric-bin ||
-            { "${apt[@]}" update -qq && "${apt[@]}" install -y -qq libfabric1 libfabric-bin; }; } >"$log" 2>&1; then
-            rm -f "$log"
-            have_libfabric && return 0
-            warn "apt-get installed libfabric1, yet the loader does not find libfabric.so.1"
-        else
-            warn "apt-get could not install libfabric1 libfabric-bin; its last lines:"
-            tail -n 3 "$log" | sed 's/^/  /' >&2
-            rm -f "$log"
-        fi
+    if [[ $1 == yes ]] && apt_install libfabric1 libfabric-bin; then
+        have_libfabric && return 0
+        warn "apt-get installed libfabric1, yet the loader does not find libfabric.so.1"
     fi
     warn "libfabric.so.1 not found: install libfabric1 and libfabric-bin (Debian/Ubuntu) or the AWS EFA installer; fabric benchmarks will fail"
+}
+
+ensure_maven() {  # Maven for a build or the tests: installed where it can be, else a one-line error
+    command -v mvn >/dev/null && return 0
+    apt_install maven && command -v mvn >/dev/null && return 0
+    die 1 "Maven is needed to $1: install it (apt-get install maven)"
 }
 
 # ---------------------------------------------------------------- the jar
@@ -195,6 +207,8 @@ ensure_jar() {
         return
     fi
     jar_stale || return 0
+    # No jar at all: a fresh clone. Install Maven where possible (a stale jar is used as it is).
+    [[ $mode == build && ! -f $JAR ]] && ensure_maven "build $(rel "$JAR")"
     if [[ $mode == build ]] && can_build; then
         build_jar
     elif [[ -f $JAR ]]; then
@@ -752,7 +766,7 @@ cluster_source() {
 cmd_test() {
     find_java javac
     ensure_libfabric yes
-    command -v mvn >/dev/null || die 1 "Maven is needed for the tests: apt-get install maven"
+    ensure_maven "run the tests"
     maven_opts
     # Tests load libfabric into the surefire and failsafe JVMs too (see preload_jsig).
     preload_jsig
@@ -789,7 +803,7 @@ main() {
         shift
         (($# == 0)) || die 2 "usage: ./run-jmh.sh build"
         find_java javac
-        command -v mvn >/dev/null || die 1 "Maven is needed to build: apt-get install maven"
+        ensure_maven "build $(rel "$JAR")"
         BUILD_JDK=$JAVA_HOME
         build_jar
         note "built $(rel "$JAR")"
