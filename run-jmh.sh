@@ -20,6 +20,7 @@ set -uo pipefail
 set +m
 
 # The quick default suite: what a bare ./run-jmh.sh runs (a few minutes on a 2-core laptop).
+# shellcheck disable=SC2054  # the commas belong to JMH's -p list
 DEFAULT_SUITE=(SendRecvBenchmark WriteBenchmark -p size=4K,64K,1M,16M -wi 1 -w 1s -i 3 -r 1s -f 1)
 
 MIN_JAVA=25
@@ -545,7 +546,7 @@ on_signal() {
     stop_ranks
     local i
     for i in {1..8}; do  # rank 0's last lines, if its output pipe drains soon
-        [[ -n $FILTER_PID ]] && kill -0 "$FILTER_PID" 2>/dev/null || break
+        if [[ -z $FILTER_PID ]] || ! kill -0 "$FILTER_PID" 2>/dev/null; then break; fi
         sleep 0.25
     done
     exit "$2"
@@ -775,7 +776,7 @@ cmd_test() {
     local rc=${PIPESTATUS[0]}
     note "test reports: $(rel "$BUILD_DIR")/surefire-reports (unit), $(rel "$BUILD_DIR")/failsafe-reports (integration)"
     ((rc == 0)) || warn "tests failed (mvn exit status $rc)"
-    exit $rc
+    exit "$rc"
 }
 
 cmd_report_class() {  # compare/report: the report CLI, no libfabric needed
