@@ -20,6 +20,7 @@ set -uo pipefail
 set +m
 
 # The quick default suite: what a bare ./run-jmh.sh runs (a few minutes on a 2-core laptop).
+# shellcheck disable=SC2054  # the commas belong to JMH's -p list
 DEFAULT_SUITE=(SendRecvBenchmark WriteBenchmark -p size=4K,64K,1M,16M -wi 1 -w 1s -i 3 -r 1s -f 1)
 
 MIN_JAVA=25
@@ -97,6 +98,20 @@ find_java() {  # find_java [javac]: sets JAVA and exports JAVA_HOME; "javac" whe
     export JAVA_HOME=${JAVA%/bin/java}
 }
 
+# libfabric's shm provider (efa loads it for peers on one node) installs SIGSEGV/SIGBUS
+# handlers over the JVM's; the JDK's libjsig.so, preloaded, chains them. The Java side refuses
+# shm and efa without it.
+preload_jsig() {
+    local lib
+    for lib in "$JAVA_HOME/lib/libjsig.so" "$JAVA_HOME/lib/server/libjsig.so"; do
+        if [[ -f $lib ]]; then
+            [[ ${LD_PRELOAD:-} == *libjsig* ]] || export LD_PRELOAD="$lib${LD_PRELOAD:+ $LD_PRELOAD}"
+            return 0
+        fi
+    done
+    warn "no libjsig.so in $JAVA_HOME/lib: the shm and efa providers will refuse to run"
+}
+
 java_version_line() { "$JAVA" -version 2>&1 | grep -m1 ' version "'; }
 
 have_libfabric() {
@@ -110,29 +125,41 @@ have_libfabric() {
     return 1
 }
 
-# Installs libfabric where it can (root, apt-get, and allowed to); otherwise names the packages.
-# Not fatal: GPU-only benchmarks run without libfabric, fabric ones then stop with their own line.
+# apt_install PKG...: as root with apt-get, quietly; the package lists may be missing on a
+# fresh image, so update only when the first try fails. Fails (status 1) where it cannot.
+apt_install() {
+    [[ $(id -u) == 0 ]] && command -v apt-get >/dev/null || return 1
+    note "installing $* with apt-get (quietly)"
+    local log rc apt=(timeout 600 apt-get -o Acquire::Retries=0 -o Acquire::http::Timeout=20 -o Acquire::https::Timeout=20)
+    log=$(mktemp)
+    { DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq --no-install-recommends "$@" ||
+        { DEBIAN_FRONTEND=noninteractive "${apt[@]}" update -qq &&
+            DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq --no-install-recommends "$@"; }; } >"$log" 2>&1
+    rc=$?
+    if ((rc != 0)); then
+        warn "apt-get could not install $*; its last lines:"
+        tail -n 3 "$log" | sed 's/^/  /' >&2
+    fi
+    rm -f "$log"
+    return $rc
+}
+
+# Installs libfabric where it can (root with apt-get, outside a cluster job); otherwise names
+# the packages. Not fatal: GPU-only benchmarks run without libfabric, fabric ones then stop
+# with their own line.
 ensure_libfabric() {
-    local may_install=$1
     have_libfabric && return 0
-    if [[ $may_install == yes && $(id -u) == 0 ]] && command -v apt-get >/dev/null; then
-        note "libfabric.so.1 not found: installing libfabric1 libfabric-bin with apt-get (quietly)"
-        local log apt=(timeout 600 apt-get -o Acquire::Retries=0 -o Acquire::http::Timeout=20 -o Acquire::https::Timeout=20)
-        log=$(mktemp)
-        export DEBIAN_FRONTEND=noninteractive
-        # Installed packages' lists may be gone on a fresh image: update only when needed.
-        if { "${apt[@]}" install -y -qq libfabric1 libfabric-bin ||
-            { "${apt[@]}" update -qq && "${apt[@]}" install -y -qq libfabric1 libfabric-bin; }; } >"$log" 2>&1; then
-            rm -f "$log"
-            have_libfabric && return 0
-            warn "apt-get installed libfabric1, yet the loader does not find libfabric.so.1"
-        else
-            warn "apt-get could not install libfabric1 libfabric-bin; its last lines:"
-            tail -n 3 "$log" | sed 's/^/  /' >&2
-            rm -f "$log"
-        fi
+    if [[ $1 == yes ]] && apt_install libfabric1 libfabric-bin; then
+        have_libfabric && return 0
+        warn "apt-get installed libfabric1, yet the loader does not find libfabric.so.1"
     fi
     warn "libfabric.so.1 not found: install libfabric1 and libfabric-bin (Debian/Ubuntu) or the AWS EFA installer; fabric benchmarks will fail"
+}
+
+ensure_maven() {  # Maven for a build or the tests: installed where it can be, else a one-line error
+    command -v mvn >/dev/null && return 0
+    apt_install maven && command -v mvn >/dev/null && return 0
+    die 1 "Maven is needed to $1: install it (apt-get install maven)"
 }
 
 # ---------------------------------------------------------------- the jar
@@ -145,6 +172,10 @@ jar_stale() {
     [[ -n $(find "${paths[@]}" -newer "$JAR" -print -quit 2>/dev/null) ]]
 }
 
+plain() {  # Debian's Maven leaves colour resets on its output even in batch mode
+    sed -u 's/\x1b\[[0-9;]*m//g'
+}
+
 maven_opts() {
     # Maven's own Guava warns about sun.misc.Unsafe on JDK 24+; the build does not use it.
     export MAVEN_OPTS="${MAVEN_OPTS:+$MAVEN_OPTS }--sun-misc-unsafe-memory-access=allow"
@@ -155,8 +186,8 @@ maven_opts() {
 build_jar() {  # with JAVA_HOME a JDK (javac), whatever runtime runs the ranks
     maven_opts
     note "building $(rel "$JAR") (mvn -q -B package -DskipTests)"
-    (cd "$ROOT" && JAVA_HOME=$BUILD_JDK mvn -q -B -Dstyle.color=never "${MVN_BUILD_DIR[@]}" package -DskipTests) ||
-        die 1 "the build failed (mvn package); see the messages above"
+    (cd "$ROOT" && JAVA_HOME=$BUILD_JDK mvn -q -B -Dstyle.color=never "${MVN_BUILD_DIR[@]}" package -DskipTests) 2>&1 |
+        plain || die 1 "the build failed (mvn package); see the messages above"
     [[ -f $JAR ]] || die 1 "the build finished but $JAR is missing"
 }
 
@@ -177,6 +208,8 @@ ensure_jar() {
         return
     fi
     jar_stale || return 0
+    # No jar at all: a fresh clone. Install Maven where possible (a stale jar is used as it is).
+    [[ $mode == build && ! -f $JAR ]] && ensure_maven "build $(rel "$JAR")"
     if [[ $mode == build ]] && can_build; then
         build_jar
     elif [[ -f $JAR ]]; then
@@ -394,10 +427,11 @@ duration_s() {  # JMH's "[N days, ]HH:MM:SS" -> seconds
 failure_lines() {
     local log=$1 lines
     [[ -f $log ]] || { echo "(no log at $log)"; return; }
-    lines=$(grep -aoE 'efabench: .*' "$log" | awk '!seen[$0]++' | tail -n 8)
+    lines=$(grep -av '^# ' "$log" | grep -aoE 'efabench: .*' | awk '!seen[$0]++' | tail -n 8)
     if [[ -z $lines ]]; then
         lines=$(grep -aE '^([[:space:]]*(Caused by|Suppressed): )?[A-Za-z_$][A-Za-z0-9_$.]*(Exception|Error)(: .*)?$' "$log" |
-            grep -vE 'org\.openjdk\.jmh\.runner\.|^ERROR: ' | sed -E 's/^[[:space:]]*//' | awk '!seen[$0]++' | tail -n 5)
+            grep -vE 'org\.openjdk\.jmh\.runner\.|^ERROR: ' | sed -E 's/^[[:space:]]*((Caused by|Suppressed): )?//' |
+            awk '!seen[$0]++' | tail -n 5)
     fi
     [[ -n $lines ]] || lines=$(grep -avE '^[[:space:]]*$|^[[:space:]]+(at |\.\.\. [0-9]+ more)' "$log" | tail -n 5)
     printf '%s\n' "$lines"
@@ -476,6 +510,15 @@ leader_args() {  # leader_args yes|no RUN_DIR -> LEADER_ARGS
 declare -a RANK_PIDS=()
 FILTER_PID=""
 
+# A rank runs in its own session and process group (setsid, started directly so that $! is
+# the group's id), so a terminal's Ctrl-C reaches only the launcher, which stops every group,
+# JMH's forked JVMs included. The small shell around the JVM turns death by a signal into an
+# exit status and one line in the rank's log, instead of bash's job notice on the terminal.
+# shellcheck disable=SC2016
+RANK_WRAPPER=(setsid bash -c 'exec 3>&2 2>/dev/null; "$@" 2>&3 3>&-; s=$?
+    ((s > 128)) && echo "run-jmh: this rank was killed by signal $((s - 128))" >&3
+    exit $s' rank)
+
 kill_ranks() {  # kill_ranks SIGNAL: every rank's process group (its JMH forks included)
     local pid
     for pid in "${RANK_PIDS[@]}"; do
@@ -501,7 +544,11 @@ on_signal() {
     trap '' INT TERM
     warn "interrupted ($1): stopping the ranks"
     stop_ranks
-    [[ -n $FILTER_PID ]] && wait "$FILTER_PID" 2>/dev/null
+    local i
+    for i in {1..8}; do  # rank 0's last lines, if its output pipe drains soon
+        if [[ -z $FILTER_PID ]] || ! kill -0 "$FILTER_PID" 2>/dev/null; then break; fi
+        sleep 0.25
+    done
     exit "$2"
 }
 
@@ -525,7 +572,7 @@ start_leader() {  # start_leader LOG CMD... (env already exported by the caller'
     mkfifo "$PIPE_DIR/rank0" || die 1 "cannot create a pipe in $PIPE_DIR"
     tee -a "$log" <"$PIPE_DIR/rank0" | progress_filter "$(rel "$log")" &
     FILTER_PID=$!
-    setsid "$@" >"$PIPE_DIR/rank0" 2>&1 &
+    "${RANK_WRAPPER[@]}" "$@" >"$PIPE_DIR/rank0" 2>&1 &
     RANK_PIDS[0]=$!
 }
 
@@ -578,7 +625,7 @@ run_local() {
         FI_PROVIDER=$provider EFABENCH_RUN_DIR=$run_dir EFABENCH_LOOPBACK=1
     for ((k = ranks - 1; k >= 1; k--)); do
         jmh_fixed_args "$run_dir/followers/rank$k.json"
-        RANK=$k LOCAL_RANK=$k setsid "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" \
+        RANK=$k LOCAL_RANK=$k "${RANK_WRAPPER[@]}" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" \
             >"$run_dir/logs/rank$k.log" 2>&1 &
         RANK_PIDS[k]=$!
     done
@@ -604,26 +651,27 @@ wait_ranks() {
     declare -A status=()
     local live=("${!RANK_PIDS[@]}")
     while ((${#live[@]})); do
-        local still=()
+        local still=() failed_now=()
         for k in "${live[@]}"; do
             pid=${RANK_PIDS[k]}
             if kill -0 "$pid" 2>/dev/null; then
                 still+=("$k")
                 continue
             fi
-            wait "$pid"
+            wait "$pid" 2>/dev/null  # (no "Killed" job notice from bash)
             rc=$?
             status[$k]=$rc
             if [[ -z $first ]]; then
                 first=$k
                 deadline=$((SECONDS + grace))
             fi
-            if ((rc != 0)) && ((${#live[@]} > 1)); then
-                warn "rank $k exited with status $rc; waiting up to ${grace}s for the other ranks to stop"
-            fi
+            ((rc != 0)) && failed_now+=("$k")
         done
         live=("${still[@]}")
         ((${#live[@]})) || break
+        if ((${#failed_now[@]})); then
+            warn "rank ${failed_now[*]} failed; waiting up to ${grace}s for rank ${live[*]} to stop"
+        fi
         now=$SECONDS
         if ((deadline && now >= deadline)); then
             warn "rank(s) ${live[*]} still running ${grace}s after rank $first ended: killing them"
@@ -684,10 +732,10 @@ run_cluster() {
         start_leader "$log" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${LEADER_ARGS[@]}" "${FIXED_ARGS[@]}"
     else
         jmh_fixed_args "$run_dir/followers/rank$rank.json"
-        setsid "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" >"$log" 2>&1 &
+        "${RANK_WRAPPER[@]}" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" >"$log" 2>&1 &
         RANK_PIDS[0]=$!
     fi
-    wait "${RANK_PIDS[0]}"
+    wait "${RANK_PIDS[0]}" 2>/dev/null
     rc=$?
     [[ -n $FILTER_PID ]] && wait "$FILTER_PID" 2>/dev/null
     FILTER_PID=""
@@ -719,14 +767,16 @@ cluster_source() {
 cmd_test() {
     find_java javac
     ensure_libfabric yes
-    command -v mvn >/dev/null || die 1 "Maven is needed for the tests: apt-get install maven"
+    ensure_maven "run the tests"
     maven_opts
+    # Tests load libfabric into the surefire and failsafe JVMs too (see preload_jsig).
+    preload_jsig
     note "mvn -B verify with $(java_version_line)"
-    (cd "$ROOT" && mvn -B -ntp -Dstyle.color=never "${MVN_BUILD_DIR[@]}" verify "$@")
-    local rc=$?
+    (cd "$ROOT" && mvn -B -ntp -Dstyle.color=never "${MVN_BUILD_DIR[@]}" verify "$@") 2>&1 | plain
+    local rc=${PIPESTATUS[0]}
     note "test reports: $(rel "$BUILD_DIR")/surefire-reports (unit), $(rel "$BUILD_DIR")/failsafe-reports (integration)"
     ((rc == 0)) || warn "tests failed (mvn exit status $rc)"
-    exit $rc
+    exit "$rc"
 }
 
 cmd_report_class() {  # compare/report: the report CLI, no libfabric needed
@@ -754,7 +804,7 @@ main() {
         shift
         (($# == 0)) || die 2 "usage: ./run-jmh.sh build"
         find_java javac
-        command -v mvn >/dev/null || die 1 "Maven is needed to build: apt-get install maven"
+        ensure_maven "build $(rel "$JAR")"
         BUILD_JDK=$JAVA_HOME
         build_jar
         note "built $(rel "$JAR")"
@@ -808,6 +858,7 @@ main() {
         ensure_jar build
     fi
 
+    preload_jsig
     if is_info_only "${JMH_ARGS[@]}"; then
         exec "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}"
     fi

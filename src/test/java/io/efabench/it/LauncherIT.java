@@ -1,0 +1,114 @@
+package io.efabench.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * run-jmh.sh itself, driven with LauncherProbeBenchmark (no fabric needed): the run folder,
+ * progress lines, the report of a failed rank, and the kill of a rank that does not stop.
+ */
+class LauncherIT {
+
+    private static final Path SCRIPT = Path.of("run-jmh.sh").toAbsolutePath();
+
+    @TempDir
+    Path results;
+
+    private record Run(int code, String out, List<ProcessHandle> ranks) {}
+
+    private Run launch(Map<String, String> env, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString()));
+        cmd.addAll(List.of(args));
+        Path out = results.resolve("launcher.out");
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile());
+        Map<String, String> e = pb.environment();
+        for (String v : List.of("RANK", "WORLD_SIZE", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "MASTER_PORT")) {
+            e.remove(v);
+        }
+        e.put("EFABENCH_JAR", Ranks.JAR.toAbsolutePath().toString());
+        e.put("EFABENCH_RESULTS", results.toString());
+        e.putAll(env);
+        Process p = pb.start();
+        List<ProcessHandle> ranks = new ArrayList<>();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (p.isAlive() && System.nanoTime() < end) {
+            p.descendants().filter(h -> h.info().command().orElse("").endsWith("/java"))
+                    .filter(h -> !ranks.contains(h)).forEach(ranks::add);
+            p.waitFor(200, TimeUnit.MILLISECONDS);
+        }
+        if (p.isAlive()) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            fail("run-jmh.sh still runs after 120 s:\n" + Files.readString(out));
+        }
+        return new Run(p.exitValue(), Files.readString(out), ranks);
+    }
+
+    @Test
+    void twoRanksFillTheRunFolder() throws Exception {
+        Run r = launch(Map.of(), "--ranks", "2", "LauncherProbe", "-p", "size=1K,2K");
+        assertEquals(0, r.code, r.out);
+        Path latest = results.resolve("latest");
+        assertTrue(Files.isSymbolicLink(latest), r.out);
+        assertFalse(Files.readSymbolicLink(latest).isAbsolute(), "results/latest is a relative link");
+        Path run = latest.toRealPath();
+        for (String f : List.of("jmh.json", "followers/rank1.json", "logs/rank0.log", "logs/rank1.log")) {
+            assertTrue(Files.size(run.resolve(f)) > 0, f + " is missing or empty:\n" + r.out);
+        }
+        String launcher = Files.readString(run.resolve("provenance/launcher.json"));
+        assertTrue(launcher.contains("\"ranks\": 2") && launcher.contains("\"provider\": \"tcp\""), launcher);
+        assertTrue(r.out.contains("[2/2] LauncherProbeBenchmark.work"), "progress line:\n" + r.out);
+        assertTrue(r.out.contains("saved to " + run.resolve("jmh.json")), "rank 0's output is shown:\n" + r.out);
+        assertFalse(r.out.contains("rank1.json"), "rank 1's output stays in its log:\n" + r.out);
+        assertTrue(Files.readString(run.resolve("logs/rank1.log")).contains("followers/rank1.json"));
+    }
+
+    @Test
+    void aFailedRankIsNamedWithItsOneLineReason() throws Exception {
+        Run r = launch(Map.of(), "--ranks", "3", "LauncherProbe", "-p", "failRank=2");
+        assertNotEquals(0, r.code, r.out);
+        assertTrue(r.out.contains("rank 2 failed: exited with status 1"), r.out);
+        assertTrue(r.out.contains("  efabench: probe rank 2 of 3 failed on purpose"), r.out);
+        assertFalse(r.out.contains("\tat "), "no stack frames on the terminal:\n" + r.out);
+    }
+
+    @Test
+    void aRankThatDoesNotStopIsKilledAfterTheGracePeriod() throws Exception {
+        long start = System.nanoTime();
+        Run r = launch(Map.of("EFABENCH_GRACE_S", "3"),
+                "LauncherProbe", "-p", "failRank=0", "-p", "stallRank=1", "-p", "stallSeconds=300");
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+        assertNotEquals(0, r.code, r.out);
+        assertTrue(seconds < 60, "took " + seconds + " s:\n" + r.out);
+        assertTrue(r.out.contains("rank 0 failed: exited with status 1"), r.out);
+        assertTrue(r.out.contains("rank 1 failed: did not exit in time and was killed"), r.out);
+        assertFalse(r.ranks.isEmpty(), "saw no rank JVMs");
+        for (ProcessHandle h : r.ranks) {
+            h.onExit().get(10, TimeUnit.SECONDS);  // throws TimeoutException if a JVM was left running
+        }
+    }
+
+    @Test
+    void badLauncherInputIsOneLineAndStatus2() throws Exception {
+        Run r = launch(Map.of(), "--ranks", "0", "LauncherProbe");
+        assertEquals(2, r.code, r.out);
+        assertEquals(List.of("run-jmh: --ranks needs a positive integer, got '0'"), r.out.strip().lines().toList());
+        Run u = launch(Map.of(), "--rank", "2");
+        assertEquals(2, u.code, u.out);
+        assertEquals(1, u.out.strip().lines().count(), u.out);
+    }
+}
