@@ -84,7 +84,7 @@ public final class FabricTrial implements AutoCloseable {
                 recordProvenance(env);
             }
         } catch (RuntimeException e) {
-            group.abort(e.toString());
+            group.abort(e.getMessage() != null ? e.getMessage() : e.toString());
             closeQuietly();
             throw e instanceof FabricException ? new BenchmarkSetupException(e.getMessage()) : e;
         }
@@ -296,7 +296,7 @@ public final class FabricTrial implements AutoCloseable {
 
     /** Marks the group failed for everyone (best effort) and returns the exception to throw. */
     public RuntimeException fail(RuntimeException e) {
-        group.abort(e.toString());
+        group.abort(e.getMessage() != null ? e.getMessage() : e.toString());
         // Rank-group and fabric failures are one-line stories too: no stack trace wall.
         return e instanceof RankException || e instanceof FabricException
                 ? new BenchmarkSetupException(e.getMessage()) : e;

@@ -12,4 +12,10 @@ public class RankException extends RuntimeException {
     public RankException(String message, Throwable cause) {
         super(message, cause);
     }
+
+    /** Printed by JMH for a failed trial: the launcher shows {@code efabench: } lines. */
+    @Override
+    public String toString() {
+        return "efabench: " + getMessage();
+    }
 }
