@@ -59,7 +59,7 @@ public final class Plots {
     private static XYChart sizeChart(Experiment e, String what, String yTitle, String metric, boolean logY) {
         XYChart chart = new XYChartBuilder().width(WIDTH).height(HEIGHT)
                 .title(e.shortName() + ": " + what).xAxisTitle("Message size (bytes, log2 scale)").yAxisTitle(yTitle).build();
-        style(chart.getStyler());
+        style(chart.getStyler(), chart.getTitle());
         chart.getStyler().setxAxisTickLabelsFormattingFunction(Plots::log2Label);
         chart.getStyler().setYAxisLogarithmic(logY);
         chart.getStyler().setYAxisDecimalPattern(logY ? "#,##0.###" : "#,##0.#");
@@ -92,7 +92,7 @@ public final class Plots {
         CategoryChart chart = new CategoryChartBuilder().width(WIDTH).height(HEIGHT)
                 .title(e.shortName() + ": bandwidth by grid x block" + subtitle)
                 .xAxisTitle("Launch shape (grid x block) or config").yAxisTitle("Bandwidth (Gbps)").build();
-        style(chart.getStyler());
+        style(chart.getStyler(), chart.getTitle());
         chart.getStyler().setYAxisMin(0.0);
         chart.getStyler().setYAxisDecimalPattern("#,##0.#");
         if (e.groups().size() > 6) chart.getStyler().setXAxisLabelRotation(30);
@@ -128,12 +128,17 @@ public final class Plots {
         return Sizes.label(1L << k);
     }
 
-    private static void style(AxesChartStyler s) {
+    /** Title font size that keeps a long title (benchmark, provider, ranks, params) inside the image. */
+    private static int titleFontSize(String title) {
+        return (int) Math.max(10, Math.min(16, (WIDTH - 60) / (0.62 * Math.max(1, title.length()))));
+    }
+
+    private static void style(AxesChartStyler s, String title) {
         s.setChartBackgroundColor(Color.WHITE);
         s.setPlotBackgroundColor(Color.WHITE);
         s.setPlotGridLinesColor(new Color(220, 220, 220));
         s.setPlotBorderVisible(true);
-        s.setChartTitleFont(new Font(Font.SANS_SERIF, Font.BOLD, 16));
+        s.setChartTitleFont(new Font(Font.SANS_SERIF, Font.BOLD, titleFontSize(title)));
         s.setAxisTitleFont(new Font(Font.SANS_SERIF, Font.PLAIN, 14));
         s.setAxisTickLabelsFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
         s.setLegendFont(new Font(Font.SANS_SERIF, Font.PLAIN, 12));
