@@ -2,6 +2,8 @@
 # SendRecvBenchmark next to fi_pingpong (libfabric-bin), same provider, size and machine,
 # run back to back. Prints one line per (provider, size, tool): one-way latency in us
 # (fi_pingpong's usec/xfer = half a round trip = our lat_us) and the JMH error.
+# Each side of both tools is pinned to its own CPU (server/rank 1 on CPU 1, client/rank 0 on
+# CPU 0) so that the scheduler never puts the two spinning peers on one core.
 # Usage: docs/perf/sendrecv-vs-fi_pingpong.sh [target/benchmarks.jar] [rounds]
 set -euo pipefail
 jar=${1:-target/benchmarks.jar}
@@ -19,10 +21,10 @@ iters() { # fi_pingpong iterations for about 5 s at the given size and provider
 
 fi_pp() { # provider size-label bytes
     local port=$((47600 + RANDOM % 1000)) n; n=$(iters "$1" "$2")
-    fi_pingpong -p "$1" -e rdm -I "$n" -S "$3" -B "$port" >/dev/null 2>&1 &
+    taskset -c 1 fi_pingpong -p "$1" -e rdm -I "$n" -S "$3" -B "$port" >/dev/null 2>&1 &
     local srv=$!
     sleep 0.5
-    fi_pingpong -p "$1" -e rdm -I "$n" -S "$3" -P "$port" 127.0.0.1 | awk -v p="$1" -v s="$2" \
+    taskset -c 0 fi_pingpong -p "$1" -e rdm -I "$n" -S "$3" -P "$port" 127.0.0.1 | awk -v p="$1" -v s="$2" \
         'NR==2 {printf "%-4s %-3s fi_pingpong       lat_us %9.2f  (%s iterations, usec/xfer)\n", p, s, $7, $2}'
     wait "$srv"
 }
@@ -32,7 +34,7 @@ ours() { # provider size-label
     for k in 0 1; do
         env RANK=$k WORLD_SIZE=2 LOCAL_RANK=$k LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
             FI_PROVIDER="$1" EFABENCH_LOOPBACK=1 LD_PRELOAD="$java_home/lib/libjsig.so" \
-            "$java" -Djmh.ignoreLock=true -jar "$jar" SendRecvBenchmark -p size="$2" \
+            taskset -c "$k" "$java" -Djmh.ignoreLock=true -jar "$jar" SendRecvBenchmark -p size="$2" \
             -f 1 -wi 3 -w 2s -i 5 -r 2s -foe true -prof io.efabench.harness.MetricsProfiler \
             -rf json -rff "$out/rank$k.json" >"$out/rank$k.log" 2>&1 &
     done
