@@ -337,18 +337,28 @@ write_provenance() {  # write_provenance FILE MODE RANKS PROVIDER HOSTS...
 # ("[3/28] WriteBenchmark.write config=MultiPin size=1M  ETA 00:02:10") and folds stack
 # frames into one line (the full output is in the log). JMH's "Run progress" percentage is
 # forks done over all forks when the trials share their iteration settings, so the total is
-# done / fraction, exact after the first fork.
+# done / fraction, exact after the first fork. Once a trial has failed with an "efabench: "
+# line (a failure we explain), JMH's error block that repeats it is left to the log.
 progress_filter() {
     local log_name=$1 line bench="" params="" p100=0 eta="" k=0 total frames=0 fork="" warm_ms=-1 meas_ms=-1
+    local explained=0
     while IFS= read -r line || [[ -n $line ]]; do
         if [[ $line =~ ^[[:space:]]+(at |\.\.\.\ [0-9]+\ more) ]]; then
-            frames=$((frames + 1))
+            ((explained)) || frames=$((frames + 1))
             continue
         fi
         if ((frames)); then
             printf '\t... %d stack lines (full trace in %s)\n' "$frames" "$log_name"
             frames=0
         fi
+        case $line in
+        efabench:*) explained=1 ;;
+        "# "*) explained=0 ;;
+        "Benchmark had encountered error, and fail on error was requested" | "ERROR: org.openjdk.jmh.runner."* | \
+            "Caused by: org.openjdk.jmh.runner."* | [[:space:]]*"Suppressed: efabench: "*)
+            ((explained)) && continue
+            ;;
+        esac
         printf '%s\n' "$line"
         case $line in
         "# Benchmark: "*)
