@@ -34,6 +34,7 @@ import io.efabench.cuda.PatternKernels;
 import io.efabench.cuda.PinnedHostBuffer;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.DeviceClock;
+import io.efabench.harness.Traffic;
 import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankException;
 import io.efabench.rank.RankGroup;
@@ -296,6 +297,7 @@ final class IpcRig implements AutoCloseable {
                 throw new CheckFailedException(new String(b));
             }
         }
+        Traffic.checkedRoundPassed();
     }
 
     /** Summed one-direction NVLink speed from rank 0 to every peer, as Gbps for busbw_pct; 0 when any is unknown. */

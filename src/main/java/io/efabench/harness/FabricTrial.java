@@ -292,6 +292,7 @@ public final class FabricTrial implements AutoCloseable {
                 throw new BenchmarkSetupException(new String(v, java.nio.charset.StandardCharsets.UTF_8));
             }
         }
+        Traffic.checkedRoundPassed();
     }
 
     /** Marks the group failed for everyone (best effort) and returns the exception to throw. */

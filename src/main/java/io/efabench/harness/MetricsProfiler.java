@@ -37,7 +37,7 @@ public final class MetricsProfiler implements InternalProfiler {
     @Override
     public Collection<? extends Result> afterIteration(BenchmarkParams bp, IterationParams ip, IterationResult ir) {
         Traffic t = Traffic.current();
-        List<Result> out = new ArrayList<>(3);
+        List<Result> out = new ArrayList<>(4);
         if (t == null || ir.getRawPrimaryResults().isEmpty()) {
             return out; // not an efabench benchmark, or the iteration failed
         }
@@ -58,6 +58,11 @@ public final class MetricsProfiler implements InternalProfiler {
         }
         out.add(new ScalarResult("lat_us", Metrics.latUs(seconds / t.transfersPerInvocation()), "us",
                 AggregationPolicy.AVG));
+        long checked = Traffic.checkedRounds();
+        if (checked > 0) {
+            // Running total, so the trial's figure (MAX) is every clean checked round, warm-up included.
+            out.add(new ScalarResult("checked_rounds", checked, "rounds", AggregationPolicy.MAX));
+        }
         return out;
     }
 

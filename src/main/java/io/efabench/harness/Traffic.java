@@ -13,10 +13,27 @@ package io.efabench.harness;
 public record Traffic(long bytesPerInvocation, int transfersPerInvocation, double linkGbps, int rank) {
 
     private static volatile Traffic current;
+    private static volatile long checkedRounds;
 
     public static void publish(long bytesPerInvocation, int transfersPerInvocation, double linkGbps, int rank) {
         current = new Traffic(bytesPerInvocation, transfersPerInvocation, linkGbps, rank);
+        checkedRounds = 0;
         DeviceClock.reset();
+    }
+
+    /**
+     * Called by the benchmark thread when a checked round came back clean on every rank; the
+     * running count is reported as the {@code checked_rounds} metric, so a result shows that
+     * its payload was verified, not only sent.
+     */
+    @SuppressWarnings("NonAtomicOperationOnVolatileField") // one writer: the benchmark thread
+    public static void checkedRoundPassed() {
+        checkedRounds++;
+    }
+
+    /** Clean checked rounds since the trial published its traffic (warm-up included). */
+    public static long checkedRounds() {
+        return checkedRounds;
     }
 
     /** The trial's traffic, or null when no efabench benchmark published one. */
