@@ -47,7 +47,7 @@ print("%-4s %-3s SendRecvBenchmark lat_us %9.2f  (+/- %.2f, %s)" % (sys.argv[2],
 PY
 }
 
-for r in $(seq "$rounds"); do
+for _ in $(seq "$rounds"); do
     for p in tcp shm; do
         for s in 4K:4096 1M:1048576; do
             fi_pp "$p" "${s%%:*}" "${s##*:}"
