@@ -34,7 +34,7 @@ import io.efabench.cuda.PatternKernels;
 import io.efabench.cuda.PinnedHostBuffer;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.DeviceClock;
-import io.efabench.harness.Traffic;
+import io.efabench.harness.Verdicts;
 import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankException;
 import io.efabench.rank.RankGroup;
@@ -283,7 +283,7 @@ final class IpcRig implements AutoCloseable {
             stream.await(timeoutNanos, "rank 0: checked round " + round);
         }
         group.barrier("ipc: round " + round + " written", timeout);
-        String verdict = "";
+        String verdict = null;
         if (!leader && inbox != null) {
             PatternKernels.Verdict v = pattern.verify(stream, inbox, 0, round, timeoutNanos);
             if (!v.ok()) {
@@ -291,13 +291,7 @@ final class IpcRig implements AutoCloseable {
                         + v.describe(inbox.byteSize() / 4);
             }
         }
-        List<byte[]> verdicts = group.allgather("ipc: round " + round + " verdicts", verdict.getBytes(), timeout);
-        for (byte[] b : verdicts) {
-            if (b.length > 0) {
-                throw new CheckFailedException(new String(b));
-            }
-        }
-        Traffic.checkedRoundPassed();
+        Verdicts.exchange(group, "ipc: round " + round + " verdicts", verdict, timeout);
     }
 
     /** Summed one-direction NVLink speed from rank 0 to every peer, as Gbps for busbw_pct; 0 when any is unknown. */

@@ -285,14 +285,7 @@ public final class FabricTrial implements AutoCloseable {
      * failure; every rank throws the first failure, so all fail together with the same text.
      */
     public void verdicts(String what, String mine) {
-        byte[] b = mine == null ? new byte[0] : mine.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-        List<byte[]> all = group.allgather(what, b, timeout.plus(iterationTime));
-        for (byte[] v : all) {
-            if (v.length > 0) {
-                throw new BenchmarkSetupException(new String(v, java.nio.charset.StandardCharsets.UTF_8));
-            }
-        }
-        Traffic.checkedRoundPassed();
+        Verdicts.exchange(group, what, mine, timeout.plus(iterationTime));
     }
 
     /** Marks the group failed for everyone (best effort) and returns the exception to throw. */
