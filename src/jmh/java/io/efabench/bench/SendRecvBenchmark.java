@@ -22,7 +22,6 @@ import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.FabricTrial;
 import io.efabench.harness.PingPongRounds;
 import io.efabench.harness.Sizes;
-import io.efabench.harness.Traffic;
 
 /**
  * Two-sided SEND/RECV ping-pong, rank 0 with ranks 1..N-1 in turn (seed: experiments/sendrecv).
@@ -47,7 +46,6 @@ public class SendRecvBenchmark {
 
     private FabricTrial trial;
     private PingPongRounds rounds;
-    private boolean leader;
 
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
@@ -57,13 +55,7 @@ public class SendRecvBenchmark {
         }
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, "1", 2);
-        try {
-            rounds = new PingPongRounds(trial, bytes);
-            leader = trial.rank == 0;
-            Traffic.publish(rounds.bytesPerInvocation(), rounds.transfersPerInvocation(), rounds.linkGbps(), trial.rank);
-        } catch (RuntimeException e) {
-            throw trial.fail(e);
-        }
+        rounds = trial.rounds(t -> new PingPongRounds(t, bytes));
     }
 
     @Setup(Level.Iteration)
@@ -73,28 +65,12 @@ public class SendRecvBenchmark {
 
     @Benchmark
     public void pingPong() {
-        try {
-            if (leader) {
-                rounds.leaderRound();
-            } else {
-                rounds.followerRound();
-            }
-        } catch (RuntimeException e) {
-            throw trial.fail(e);
-        }
+        trial.round(rounds);
     }
 
     @TearDown(Level.Iteration)
     public void endIteration() {
-        try {
-            if (leader) {
-                rounds.leaderEndIteration();
-            } else {
-                rounds.followerEndIteration();
-            }
-        } catch (RuntimeException e) {
-            throw trial.fail(e);
-        }
+        trial.endIteration(rounds);
     }
 
     @TearDown(Level.Trial)

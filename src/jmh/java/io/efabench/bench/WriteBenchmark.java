@@ -21,7 +21,6 @@ import org.openjdk.jmh.infra.IterationParams;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.FabricTrial;
 import io.efabench.harness.Sizes;
-import io.efabench.harness.Traffic;
 import io.efabench.harness.WriteRounds;
 
 /**
@@ -58,7 +57,6 @@ public class WriteBenchmark {
 
     private FabricTrial trial;
     private WriteRounds rounds;
-    private boolean leader;
 
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
@@ -76,13 +74,7 @@ public class WriteBenchmark {
         };
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2);
-        try {
-            rounds = new WriteRounds(trial, layout, remote, bytes);
-            leader = trial.rank == 0;
-            Traffic.publish(rounds.bytesPerInvocation(), rounds.transfersPerInvocation(), rounds.linkGbps(), trial.rank);
-        } catch (RuntimeException e) {
-            throw trial.fail(e);
-        }
+        rounds = trial.rounds(t -> new WriteRounds(t, layout, remote, bytes));
     }
 
     @Setup(Level.Iteration)
@@ -92,28 +84,12 @@ public class WriteBenchmark {
 
     @Benchmark
     public void write() {
-        try {
-            if (leader) {
-                rounds.leaderRound();
-            } else {
-                rounds.followerRound();
-            }
-        } catch (RuntimeException e) {
-            throw trial.fail(e);
-        }
+        trial.round(rounds);
     }
 
     @TearDown(Level.Iteration)
     public void endIteration() {
-        try {
-            if (leader) {
-                rounds.leaderEndIteration();
-            } else {
-                rounds.followerEndIteration();
-            }
-        } catch (RuntimeException e) {
-            throw trial.fail(e);
-        }
+        trial.endIteration(rounds);
     }
 
     @TearDown(Level.Trial)

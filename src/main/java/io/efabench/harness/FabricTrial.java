@@ -10,6 +10,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.IterationParams;
@@ -286,6 +287,46 @@ public final class FabricTrial implements AutoCloseable {
      */
     public void verdicts(String what, String mine) {
         Verdicts.exchange(group, what, mine, timeout.plus(iterationTime));
+    }
+
+    /**
+     * Builds the benchmark's rounds on this trial and publishes their traffic for
+     * {@link MetricsProfiler}; a failure fails the whole group.
+     */
+    public <R extends Rounds> R rounds(Function<FabricTrial, R> make) {
+        try {
+            R r = make.apply(this);
+            Traffic.publish(r.bytesPerInvocation(), r.transfersPerInvocation(), r.linkGbps(), rank);
+            return r;
+        } catch (RuntimeException e) {
+            throw fail(e);
+        }
+    }
+
+    /** One {@code @Benchmark} invocation: the leader's round on rank 0, a follower's elsewhere. */
+    public void round(Rounds r) {
+        try {
+            if (rank == 0) {
+                r.leaderRound();
+            } else {
+                r.followerRound();
+            }
+        } catch (RuntimeException e) {
+            throw fail(e);
+        }
+    }
+
+    /** Iteration teardown: drain, END and the checked round, on the leader's or a follower's side. */
+    public void endIteration(Rounds r) {
+        try {
+            if (rank == 0) {
+                r.leaderEndIteration();
+            } else {
+                r.followerEndIteration();
+            }
+        } catch (RuntimeException e) {
+            throw fail(e);
+        }
     }
 
     /** Marks the group failed for everyone (best effort) and returns the exception to throw. */

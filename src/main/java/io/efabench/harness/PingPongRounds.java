@@ -14,7 +14,7 @@ import io.efabench.fabric.MemoryRegion;
  * so the two can be compared. The target keeps one receive posted at all times and reposts
  * it before answering, so the next ping always finds it.
  */
-public final class PingPongRounds {
+public final class PingPongRounds implements Rounds {
     private static final int SEND_CTX = 0;
     private static final int RECV_CTX = 1;
 
@@ -51,20 +51,24 @@ public final class PingPongRounds {
     }
 
     /** Payload bytes one leader invocation moves in one direction, over all targets. */
+    @Override
     public long bytesPerInvocation() {
         return 2 * size * (t.size - 1);
     }
 
     /** One-way transfers per invocation: a ping and a pong per target. */
+    @Override
     public int transfersPerInvocation() {
         return 2 * (t.size - 1);
     }
 
+    @Override
     public double linkGbps() {
         return t.linkGbps(0);
     }
 
     /** One timed round (leader): a ping-pong with every target in turn. */
+    @Override
     public void leaderRound() {
         round++;
         for (int k = 1; k < t.size; k++) {
@@ -85,6 +89,7 @@ public final class PingPongRounds {
     }
 
     /** One follower invocation: answer the next ping, or return at once after END. */
+    @Override
     public void followerRound() {
         deadline.start();
         while (!recvDone) {
@@ -111,6 +116,7 @@ public final class PingPongRounds {
         }
     }
 
+    @Override
     public void leaderEndIteration() {
         t.signalEnd(round);
         t.barrier("buffers cleared for the checked round");
@@ -131,6 +137,7 @@ public final class PingPongRounds {
         t.verdicts("ping-pong checked round " + round, verdict);
     }
 
+    @Override
     public void followerEndIteration() {
         // Keep serving: the leader may still be running rounds when this rank's JMH timer ends.
         long ended;

@@ -24,7 +24,7 @@ import io.efabench.fabric.RemoteRegion;
  * immediate); LOCAL ends it at the local completion of every write, with at most
  * {@link #WINDOW} rounds not yet acked per target (credits keep the target's CQ bounded).
  */
-public final class WriteRounds {
+public final class WriteRounds implements Rounds {
     public enum Layout { SINGLE, MULTI, ROUND_ROBIN }
 
     /** Rounds a target may lag behind in LOCAL mode. */
@@ -152,16 +152,19 @@ public final class WriteRounds {
     }
 
     /** Payload bytes one leader invocation delivers, over all targets. */
+    @Override
     public long bytesPerInvocation() {
         return size * (t.size - 1);
     }
 
     /** Transfers one invocation runs in sequence: one per target, or one for all in ROUND_ROBIN. */
+    @Override
     public int transfersPerInvocation() {
         return layout == Layout.ROUND_ROBIN ? 1 : t.size - 1;
     }
 
     /** Link speed of the channels one sequential transfer uses. */
+    @Override
     public double linkGbps() {
         int[] used = new int[opStart[1] - opStart[0]];
         for (int i = 0; i < used.length; i++) {
@@ -173,6 +176,7 @@ public final class WriteRounds {
     // ---- leader -------------------------------------------------------------------------
 
     /** One timed round (leader). */
+    @Override
     public void leaderRound() {
         long r = ++round;
         for (int g = 0; g + 1 < opStart.length; g++) {
@@ -223,6 +227,7 @@ public final class WriteRounds {
     }
 
     /** Leader iteration teardown: drain, announce END, run the checked round. */
+    @Override
     public void leaderEndIteration() {
         for (int k = 1; k < t.size; k++) {
             awaitAck(k, round);
@@ -252,6 +257,7 @@ public final class WriteRounds {
     // ---- target -------------------------------------------------------------------------
 
     /** One follower invocation: serve the next round, or return at once after END. */
+    @Override
     public void followerRound() {
         long next = served + 1;
         int slot = (int) (next % RING);
@@ -283,6 +289,7 @@ public final class WriteRounds {
     }
 
     /** Follower iteration teardown: serve the rounds not served yet, then the checked round. */
+    @Override
     public void followerEndIteration() {
         // Keep serving: the leader may still be running rounds when this rank's JMH timer ends.
         long ended;

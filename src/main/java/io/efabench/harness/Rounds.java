@@ -1,0 +1,25 @@
+package io.efabench.harness;
+
+/**
+ * One fabric benchmark's side of the round protocol of docs/DESIGN.md: what the leader and the
+ * followers do per invocation and at the end of an iteration, and what an invocation moves.
+ * {@link FabricTrial#round} and {@link FabricTrial#endIteration} pick the side for this rank.
+ */
+public interface Rounds {
+    /** Payload bytes one leader invocation delivers, over all targets. */
+    long bytesPerInvocation();
+
+    /** One-way transfers one invocation is made of, in sequence ({@code lat_us} divides by this). */
+    int transfersPerInvocation();
+
+    /** Summed link speed of the channels one invocation uses, 0 when unknown. */
+    double linkGbps();
+
+    void leaderRound();
+
+    void followerRound();
+
+    void leaderEndIteration();
+
+    void followerEndIteration();
+}
