@@ -20,7 +20,7 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 import io.efabench.cuda.CudaStream;
 import io.efabench.cuda.DeviceBuffer;
 import io.efabench.cuda.DeviceMemory;
-import io.efabench.cuda.GpuPattern;
+import io.efabench.cuda.CheckPattern;
 import io.efabench.cuda.Kernel;
 import io.efabench.cuda.KernelArgs;
 import io.efabench.cuda.KernelCompiler;
@@ -71,7 +71,7 @@ public class IpcBenchmark {
             rig = IpcRig.open(TrialKey.of(bp), 0, bytes);
             if (rig.leader && needsSource) {
                 source = DeviceBuffer.allocate(rig.context, bytes);
-                rig.pattern.fill(rig.stream, source, 0, 0);
+                rig.pattern.fill(rig.stream, source, 0, 1, 0);
                 rig.stream.await(rig.timeoutNanos, "rank 0: fill source");
             }
             int peers = rig.world - 1;
@@ -89,8 +89,9 @@ public class IpcBenchmark {
             }
         }
 
-        void fillSource(long checkedRound) {
-            rig.pattern.fill(rig.stream, source, 0, checkedRound);
+        /** Enqueues the pattern of (rank 0, {@code peer}, round) into the source. */
+        void fillSource(int peer, long checkedRound) {
+            rig.pattern.fill(rig.stream, source, 0, peer, checkedRound);
         }
 
         void close() {
@@ -143,7 +144,7 @@ public class IpcBenchmark {
                     }
                     args = new KernelArgs[rig.world];
                     for (int p = 1; p < rig.world; p++) {
-                        args[p] = argsFor(p, GpuPattern.seed(0, 0));
+                        args[p] = argsFor(p, CheckPattern.seed(0, p, 0));
                     }
                     CudaStream stream = rig.stream;
                     timed = p -> kernel.launch(stream, launch.grid(), launch.block(), variant.sharedBytes, args[p]);
@@ -168,11 +169,11 @@ public class IpcBenchmark {
             KernelArgs[] checked = new KernelArgs[rig.world];
             if (rig.leader) {
                 for (int p = 1; p < rig.world; p++) {
-                    checked[p] = argsFor(p, GpuPattern.seed(0, r));
+                    checked[p] = argsFor(p, CheckPattern.seed(0, p, r));
                 }
             }
             rig.checkedRound(r, "config " + config + ", shape " + shape + ", size " + size,
-                    variant.copies ? () -> fillSource(r) : null,
+                    variant.copies ? p -> fillSource(p, r) : null,
                     p -> kernel.launch(rig.stream, launch.grid(), launch.block(), variant.sharedBytes, checked[p]));
         }
 
@@ -206,7 +207,7 @@ public class IpcBenchmark {
         @TearDown(Level.Iteration)
         public void check() {
             long r = ++round;
-            rig.checkedRound(r, "copy engine, size " + size, () -> fillSource(r), timed);
+            rig.checkedRound(r, "copy engine, size " + size, p -> fillSource(p, r), timed);
         }
 
         @TearDown(Level.Trial)

@@ -34,6 +34,7 @@ import io.efabench.cuda.PatternKernels;
 import io.efabench.cuda.PinnedHostBuffer;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.DeviceClock;
+import io.efabench.harness.TrialGpu;
 import io.efabench.harness.Verdicts;
 import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankException;
@@ -65,6 +66,8 @@ final class IpcRig implements AutoCloseable {
     final boolean leader;
     final Duration timeout;
     final long timeoutNanos;
+    /** This rank's GPU, context, stream and pattern kernels (the harness's GPU part of a trial). */
+    TrialGpu gpu;
     CudaDevice device;
     CudaContext context;
     CudaStream stream;
@@ -134,10 +137,11 @@ final class IpcRig implements AutoCloseable {
     }
 
     private void setUp(RankEnv env, long leaderInbox, long followerInbox) {
-        device = CudaDevice.forLocalRank(env.localRank());
-        context = device.retainPrimaryContext();
-        stream = CudaStream.create(context);
-        pattern = new PatternKernels(context);
+        gpu = TrialGpu.open(env, TrialGpu.Sharing.REFUSED, timeout);
+        device = gpu.device;
+        context = gpu.context;
+        stream = gpu.stream;
+        pattern = gpu.pattern;
         flags = KernelCompiler.load(context, "flag.cu");
         gate = flags.kernel("wait_host_flag");
         host = PinnedHostBuffer.allocate(context, 4096);
@@ -261,23 +265,25 @@ final class IpcRig implements AutoCloseable {
 
     /**
      * The checked round (iteration teardown, every rank): followers clear their inbox, rank 0
-     * writes the pattern of (rank 0, round) with {@code transfer}, followers verify every byte
+     * writes the pattern of (rank 0, peer, round) to each peer with {@code transfer}, after
+     * {@code prepare} for that peer (may be null), followers verify every byte
      * on their GPU, and every rank learns every verdict; a mismatch throws naming rank, round
      * and offset.
      *
-     * @param prepare rank 0's preparation (fill a source buffer), may be null
+     * @param prepare rank 0's preparation per peer (fill a source buffer), may be null
      */
-    void checkedRound(long round, String what, Runnable prepare, Transfer transfer) {
+    void checkedRound(long round, String what, Transfer prepare, Transfer transfer) {
         context.makeCurrent();
         if (!leader && inbox != null) {
             inbox.fill((byte) 0);
         }
         group.barrier("ipc: round " + round + " cleared", timeout);
         if (leader) {
-            if (prepare != null) {
-                prepare.run();
-            }
+            // one stream: each peer's preparation runs after the previous peer's transfer
             for (int p = 1; p < world; p++) {
+                if (prepare != null) {
+                    prepare.enqueue(p);
+                }
                 transfer.enqueue(p);
             }
             stream.await(timeoutNanos, "rank 0: checked round " + round);
@@ -285,7 +291,7 @@ final class IpcRig implements AutoCloseable {
         group.barrier("ipc: round " + round + " written", timeout);
         String verdict = null;
         if (!leader && inbox != null) {
-            PatternKernels.Verdict v = pattern.verify(stream, inbox, 0, round, timeoutNanos);
+            PatternKernels.Verdict v = pattern.verify(stream, inbox, 0, rank, round, timeoutNanos);
             if (!v.ok()) {
                 verdict = "rank " + rank + ": round " + round + " from rank 0 (" + what + ") is corrupted: "
                         + v.describe(inbox.byteSize() / 4);
@@ -310,10 +316,7 @@ final class IpcRig implements AutoCloseable {
 
     /** Records this rank's GPU, driver and (rank 0) NVLink facts in the run's provenance. */
     void recordProvenance() {
-        Map<String, Object> facts = new LinkedHashMap<>();
-        facts.put("gpus", List.of(device.name() + " " + device.pciBusId() + " (" + device.arch() + ", " + device.smCount() + " SMs)"));
-        facts.put("driver", NvLink.driverVersion() + " (CUDA " + Cuda.driverVersionText() + ")");
-        facts.put("nvrtc", KernelCompiler.nvrtcDescription());
+        Map<String, Object> facts = gpu.provenance();
         if (leader) {
             List<String> links = new ArrayList<>();
             for (int p = 1; p < world; p++) {
@@ -381,13 +384,7 @@ final class IpcRig implements AutoCloseable {
                 if (flags != null) flags.close();
             },
             () -> {
-                if (pattern != null) pattern.close();
-            },
-            () -> {
-                if (stream != null) stream.close();
-            },
-            () -> {
-                if (context != null) context.close();
+                if (gpu != null) gpu.close();
             },
             group::close,
         };

@@ -18,7 +18,6 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.IterationParams;
 
-import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.FabricTrial;
 import io.efabench.harness.PingPongRounds;
 import io.efabench.harness.Sizes;
@@ -37,9 +36,9 @@ import io.efabench.harness.Sizes;
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
 public class SendRecvBenchmark {
 
-    /** SingleHost: page-aligned host memory registered with the provider (the seed's Host column). */
-    @Param({"SingleHost"})
-    public String config;
+    /** SingleHost: page-aligned host memory (the seed's Host column); SingleDevice: CUDA device memory. */
+    @Param({"SingleHost", "SingleDevice"})
+    public SendRecvConfig config;
 
     @Param({"128K", "256K", "512K", "1M", "2M", "4M", "8M", "16M", "32M", "64M", "128M"})
     public String size;
@@ -49,12 +48,8 @@ public class SendRecvBenchmark {
 
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
-        if (!config.equals("SingleHost")) {
-            throw new BenchmarkSetupException("SendRecvBenchmark config=" + config
-                    + " is not known here; configs: SingleHost (SingleDevice needs CUDA memory)");
-        }
         long bytes = Sizes.parse(size);
-        trial = FabricTrial.open(bp, "1", 2);
+        trial = FabricTrial.open(bp, "1", 2, config.memory);
         rounds = trial.rounds(t -> new PingPongRounds(t, bytes));
     }
 

@@ -25,11 +25,12 @@ import io.efabench.harness.WriteRounds;
 
 /**
  * RDMA write with immediate data, rank 0 to ranks 1..N-1 (seed: experiments/write).
+ * Configs ({@link WriteConfig}): a layout times a memory kind (Pin = host, DMA = device).
  * <ul>
- *   <li>SinglePin: the whole buffer on channel 0, targets in turn.</li>
- *   <li>MultiPin: the buffer split into one stripe per channel, stripes in flight together,
+ *   <li>Single: the whole buffer on channel 0, targets in turn.</li>
+ *   <li>Multi: the buffer split into one stripe per channel, stripes in flight together,
  *       targets in turn.</li>
- *   <li>RoundRobinPin: target k on channel (k + rank) % channels, all targets at once.</li>
+ *   <li>RoundRobin: target k on channel (k + rank) % channels, all targets at once.</li>
  * </ul>
  * {@code completion=remote}: a write is done when the target saw every immediate (it acks);
  * {@code completion=local}: done at the local completion, at most 16 rounds ahead of the target.
@@ -42,8 +43,8 @@ import io.efabench.harness.WriteRounds;
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
 public class WriteBenchmark {
 
-    @Param({"SinglePin", "MultiPin", "RoundRobinPin"})
-    public String config;
+    @Param({"SinglePin", "MultiPin", "RoundRobinPin", "SingleDMA", "MultiDMA", "RoundRobinDMA"})
+    public WriteConfig config;
 
     @Param({"256K", "512K", "1M", "2M", "4M", "8M", "16M", "32M", "64M", "128M", "256M", "512M", "1G"})
     public String size;
@@ -60,21 +61,14 @@ public class WriteBenchmark {
 
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
-        WriteRounds.Layout layout = switch (config) {
-            case "SinglePin" -> WriteRounds.Layout.SINGLE;
-            case "MultiPin" -> WriteRounds.Layout.MULTI;
-            case "RoundRobinPin" -> WriteRounds.Layout.ROUND_ROBIN;
-            default -> throw new BenchmarkSetupException("WriteBenchmark config=" + config
-                    + " is not known; configs: SinglePin, MultiPin, RoundRobinPin");
-        };
         boolean remote = switch (completion) {
             case "remote" -> true;
             case "local" -> false;
             default -> throw new BenchmarkSetupException("completion=" + completion + ": use remote or local");
         };
         long bytes = Sizes.parse(size);
-        trial = FabricTrial.open(bp, channels, 2);
-        rounds = trial.rounds(t -> new WriteRounds(t, layout, remote, bytes));
+        trial = FabricTrial.open(bp, channels, 2, config.memory);
+        rounds = trial.rounds(t -> new WriteRounds(t, config.layout, remote, bytes));
     }
 
     @Setup(Level.Iteration)

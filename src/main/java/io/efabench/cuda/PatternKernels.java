@@ -5,7 +5,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * Fills and verifies the {@link GpuPattern} on the GPU that owns the memory (pattern.cu), so a
+ * Fills and verifies the {@link CheckPattern} on the GPU that owns the memory (pattern.cu), so a
  * checked round compares every byte of a large buffer in milliseconds and without a host copy.
  */
 public final class PatternKernels implements AutoCloseable {
@@ -42,19 +42,22 @@ public final class PatternKernels implements AutoCloseable {
         }
     }
 
-    /** Enqueues a fill of {@code memory} (a multiple of 4 bytes) with the pattern of (rank, round). */
-    public void fill(CudaStream stream, DeviceMemory memory, int rank, long round) {
-        fillArgs.pointer(0, memory).u64(1, words(memory)).u32(2, GpuPattern.seed(rank, round));
+    /** Enqueues a fill of {@code memory} (a multiple of 4 bytes) with the pattern of (sender, receiver, round). */
+    public void fill(CudaStream stream, DeviceMemory memory, int sender, int receiver, long round) {
+        fillArgs.pointer(0, memory).u64(1, words(memory)).u32(2, CheckPattern.seed(sender, receiver, round));
         fill.launch(stream, grid, BLOCK, 0, fillArgs);
     }
 
-    /** Checks every word of {@code memory} against the pattern of (rank, round); waits at most {@code timeoutNanos}. */
-    public Verdict verify(CudaStream stream, DeviceMemory memory, int rank, long round, long timeoutNanos) {
+    /**
+     * Checks every word of {@code memory} against the pattern of (sender, receiver, round); waits
+     * at most {@code timeoutNanos}.
+     */
+    public Verdict verify(CudaStream stream, DeviceMemory memory, int sender, int receiver, long round, long timeoutNanos) {
         context.makeCurrent();
         stream.await(timeoutNanos, "verify: earlier work");
         result.slice(0, 8).fillWords(0);
         result.slice(8, 8).fillWords(-1);
-        int seed = GpuPattern.seed(rank, round);
+        int seed = CheckPattern.seed(sender, receiver, round);
         verifyArgs.pointer(0, memory).u64(1, words(memory)).u32(2, seed).pointer(3, result);
         verify.launch(stream, grid, BLOCK, 0, verifyArgs);
         stream.await(timeoutNanos, "verify_pattern");
@@ -66,7 +69,7 @@ public final class PatternKernels implements AutoCloseable {
         }
         MemorySegment word = host.asSlice(0, 4);
         memory.slice(first * 4, 4).copyTo(word);
-        return new Verdict(bad, first, GpuPattern.word(seed, first), word.get(ValueLayout.JAVA_INT, 0));
+        return new Verdict(bad, first, CheckPattern.word(seed, first), word.get(ValueLayout.JAVA_INT, 0));
     }
 
     private static long words(DeviceMemory memory) {

@@ -48,19 +48,28 @@ public final class FabricTrial implements AutoCloseable {
     public long[][] peer;
     private NicInfo[] nicOf;
     public final Completion completion = new Completion();
+    /** This rank's GPU: always with device buffers, and on a machine with a GPU to pin host buffers; else null. */
+    public TrialGpu gpu;
+    private final MemoryKind memory;
     private final Arena arena = Arena.ofShared();
     private final List<AutoCloseable> owned = new ArrayList<>();
+    private final List<TrialBuffer> buffers = new ArrayList<>();
+    private final RankEnv env;
     private final String benchmark;
+    private final String config;
     private Duration iterationTime = Duration.ZERO;
     private long iteration;
 
-    private FabricTrial(BenchmarkParams bp, String channelsParam, int minRanks) {
+    private FabricTrial(BenchmarkParams bp, String channelsParam, int minRanks, MemoryKind memory) {
         benchmark = simpleName(bp.getBenchmark());
+        this.memory = memory;
+        String configParam = bp.getParamsKeys().contains("config") ? bp.getParam("config") : null;
+        config = benchmark + (configParam != null ? " config=" + configParam : "");
         if (bp.getThreads() != 1) {
             throw new BenchmarkSetupException(benchmark + " runs one thread per rank; drop -t " + bp.getThreads());
         }
         int requested = parseChannels(channelsParam);
-        RankEnv env = RankEnv.fromEnvironment();
+        env = RankEnv.fromEnvironment();
         if (env.worldSize() < minRanks) {
             throw new BenchmarkSetupException(benchmark + " needs at least " + minRanks + " ranks but WORLD_SIZE is "
                     + env.worldSize() + " (source: " + env.source() + "); start it with ./run-jmh.sh --ranks N or under srun/mpirun/torchrun");
@@ -70,7 +79,8 @@ public final class FabricTrial implements AutoCloseable {
         rank = group.rank();
         size = group.size();
         try {
-            discovery = Discovery.discover(false);
+            gpu = openGpu();
+            discovery = discover(memory == MemoryKind.DEVICE);
             requireSignalChaining(discovery.provider());
             List<NicInfo> mine = nicsForThisRank(discovery.nics(), env.localRank(), env.localWorldSize());
             int n = requested > 0 ? requested : mine.size();
@@ -81,9 +91,6 @@ public final class FabricTrial implements AutoCloseable {
                 channels[c] = Channel.open(discovery, nicOf[c], 4096);
             }
             peer = exchangeAddresses();
-            if (rank == 0) {
-                recordProvenance(env);
-            }
         } catch (RuntimeException e) {
             group.abort(e.getMessage() != null ? e.getMessage() : e.toString());
             closeQuietly();
@@ -92,6 +99,39 @@ public final class FabricTrial implements AutoCloseable {
         if (rank != 0) {
             System.out.println("# efabench: rank " + rank + " of " + size + " is a FOLLOWER: its JMH scores only mirror"
                     + " rank 0's rounds and are not results");
+        }
+    }
+
+    /**
+     * Device buffers need this rank's GPU; host buffers are page-locked on it where a GPU is
+     * present, like the seed's pinned buffers. Ranks of a node share GPUs when there are fewer
+     * GPUs than local ranks (provenance says so).
+     */
+    private TrialGpu openGpu() {
+        if (memory == MemoryKind.DEVICE) {
+            try {
+                return TrialGpu.open(env, TrialGpu.Sharing.ALLOWED, timeout);
+            } catch (BenchmarkSetupException | io.efabench.cuda.CudaException e) {
+                throw new BenchmarkSetupException(config + " moves GPU memory, but rank " + rank + " has no usable GPU: "
+                        + e.getMessage());
+            }
+        }
+        return TrialGpu.present() ? TrialGpu.open(env, TrialGpu.Sharing.ALLOWED, timeout) : null;
+    }
+
+    /** fi_getinfo for this trial; FI_HMEM is asked for only when device buffers are used. */
+    private Discovery discover(boolean hmem) {
+        try {
+            return Discovery.discover(hmem);
+        } catch (FabricException e) {
+            if (!hmem) {
+                throw e;
+            }
+            String provider = System.getenv("FI_PROVIDER");
+            throw new BenchmarkSetupException(config + " moves GPU memory, but provider "
+                    + (provider == null || provider.isBlank() ? "(any)" : provider)
+                    + " offers no FI_HMEM (device memory) with FI_EP_RDM and FI_MSG|FI_RMA here; needs a libfabric built"
+                    + " with CUDA and a provider with FI_HMEM (efa, shm; see docs/DESIGN.md) (" + e.getMessage() + ")");
         }
     }
 
@@ -110,10 +150,13 @@ public final class FabricTrial implements AutoCloseable {
         }
     }
 
-    /** Forms the group and opens the channels; {@code channelsParam} is "auto" or a positive count. */
-    public static FabricTrial open(BenchmarkParams bp, String channelsParam, int minRanks) {
+    /**
+     * Forms the group and opens the channels; {@code channelsParam} is "auto" or a positive
+     * count; {@code memory} is the kind of the benchmark's payload buffers.
+     */
+    public static FabricTrial open(BenchmarkParams bp, String channelsParam, int minRanks, MemoryKind memory) {
         try {
-            return new FabricTrial(bp, channelsParam, minRanks);
+            return new FabricTrial(bp, channelsParam, minRanks, memory);
         } catch (RankException | FabricException e) {
             throw new BenchmarkSetupException(e.getMessage());
         }
@@ -225,14 +268,20 @@ public final class FabricTrial implements AutoCloseable {
         }
     }
 
-    /** Registers {@code buf} on every channel (index = channel). */
-    public MemoryRegion[] register(MemorySegment buf) {
-        MemoryRegion[] mrs = new MemoryRegion[channels.length];
-        for (int c = 0; c < channels.length; c++) {
-            mrs[c] = channels[c].register(buf);
-            owned.add(mrs[c]);
-        }
-        return mrs;
+    /**
+     * A payload buffer of the trial's memory kind, registered on every channel and owned by
+     * this trial.
+     */
+    public TrialBuffer buffer(long bytes) {
+        TrialBuffer b = memory == MemoryKind.DEVICE
+                ? TrialBuffer.device(bytes, gpu, channels, rank)
+                : TrialBuffer.host(arena, bytes, gpu, channels, rank);
+        buffers.add(b);
+        return b;
+    }
+
+    public MemoryKind memory() {
+        return memory;
     }
 
     /** Every rank's regions (as registered per channel): {@code result[rank][channel]}. */
@@ -297,6 +346,7 @@ public final class FabricTrial implements AutoCloseable {
         try {
             R r = make.apply(this);
             Traffic.publish(r.bytesPerInvocation(), r.transfersPerInvocation(), r.linkGbps(), rank);
+            recordProvenance();
             return r;
         } catch (RuntimeException e) {
             throw fail(e);
@@ -341,11 +391,42 @@ public final class FabricTrial implements AutoCloseable {
         return benchmark;
     }
 
-    private void recordProvenance(RankEnv env) {
+    /**
+     * Rank 0 records the fabric facts of the run; every rank with a GPU records its GPU (which
+     * one, shared or not), and device buffers say how they were registered.
+     */
+    private void recordProvenance() {
+        if (gpu != null) {
+            Map<String, Object> g = gpu.provenance();
+            g.put("rank", rank);
+            g.put("memory", memory.name().toLowerCase(java.util.Locale.ROOT));
+            if (memory == MemoryKind.DEVICE) {
+                g.put("registration", registration());
+                String refusal = buffers.isEmpty() ? null : buffers.get(0).dmaBufRefusal();
+                if (refusal != null) {
+                    g.put("dmabuf_refused", refusal);
+                }
+            }
+            Provenance.record("cuda-rank" + rank, g);
+        }
+        if (rank != 0) {
+            return;
+        }
+        if (memory == MemoryKind.DEVICE) {
+            System.out.println("# efabench: " + config + ": device buffers on " + gpu.device.name() + " " + gpu.device.pciBusId()
+                    + (gpu.shared ? " (shared by the ranks of this node)" : "") + ", registered through "
+                    + registration() + (buffers.isEmpty() || buffers.get(0).dmaBufRefusal() == null ? ""
+                            : " (DMA-BUF refused: " + buffers.get(0).dmaBufRefusal() + ")"));
+        }
         Map<String, Object> facts = new LinkedHashMap<>();
         facts.put("provider", discovery.provider());
         facts.put("libfabric_header", Discovery.headerVersion());
         facts.put("libfabric_runtime", discovery.runtimeVersion());
+        facts.put("libfabric_api", Discovery.apiVersion());
+        facts.put("memory", memory.name().toLowerCase(java.util.Locale.ROOT));
+        if (memory == MemoryKind.DEVICE) {
+            facts.put("registration", registration());
+        }
         List<Map<String, Object>> nics = new ArrayList<>();
         for (NicInfo nic : discovery.nics()) {
             Map<String, Object> m = new LinkedHashMap<>();
@@ -373,26 +454,47 @@ public final class FabricTrial implements AutoCloseable {
         }
     }
 
+    /** "dmabuf" or "va" (device buffers), "host" otherwise; the first buffer's, since all share one provider. */
+    private String registration() {
+        return buffers.isEmpty() ? "none" : buffers.get(0).registration().name().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    /**
+     * Endpoints close first (Channel.close: endpoint, then its memory regions, CQ, AV, domain):
+     * closing a region under a posted receive is undefined behaviour (fi_efa(7)). The memory
+     * behind the regions is freed after that, the GPU context last.
+     */
     private void closeQuietly() {
-        for (int i = owned.size() - 1; i >= 0; i--) {
-            try {
-                owned.get(i).close();
-            } catch (Exception ignored) {
-                // closing on the way out of a failure: the first error is the one reported
-            }
-        }
-        owned.clear();
         if (channels != null) {
             for (Channel c : channels) {
                 if (c != null) {
-                    c.close();
+                    quietly(c);
                 }
             }
         }
+        for (int i = owned.size() - 1; i >= 0; i--) {
+            quietly(owned.get(i));
+        }
+        owned.clear();
+        for (int i = buffers.size() - 1; i >= 0; i--) {
+            quietly(buffers.get(i));
+        }
+        buffers.clear();
         if (discovery != null) {
-            discovery.close();
+            quietly(discovery);
         }
         arena.close();
+        if (gpu != null) {
+            quietly(gpu);
+        }
+    }
+
+    private static void quietly(AutoCloseable resource) {
+        try {
+            resource.close();
+        } catch (Exception ignored) {
+            // closing on the way out of a failure: the first error is the one reported
+        }
     }
 
     private static String simpleName(String benchmark) {

@@ -3,34 +3,40 @@ package io.efabench.harness;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
+import io.efabench.cuda.CheckPattern;
+
 /**
- * The check pattern: every 8-byte word is a hash of (sender rank, round, offset), so a chunk
- * that lands at the wrong offset, comes from the wrong round or the wrong sender, or a stale
- * buffer, all fail. The receiver checks every byte of checked rounds, outside the timed region.
+ * The check pattern on host memory: the same 4-byte words of (sender rank, receiver rank,
+ * round, offset) that the GPU kernels write and check in device memory ({@link CheckPattern}),
+ * little-endian, the last partial word cut to the buffer's length. Data for another target,
+ * from the wrong sender or an earlier round, at the wrong offset, or a stale or cleared buffer
+ * all fail. Receivers check every byte of checked rounds, outside the timed region.
  */
 public final class Payload {
-    private static final ValueLayout.OfLong WORD = ValueLayout.JAVA_LONG_UNALIGNED;
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(java.nio.ByteOrder.LITTLE_ENDIAN);
 
     private Payload() {}
 
-    /** The expected value of the word at {@code offset} (a multiple of 8). */
-    public static long word(int senderRank, long round, long offset) {
-        long z = (offset >>> 3) * 0x9E3779B97F4A7C15L + round * 0xBF58476D1CE4E5B9L + senderRank * 0x94D049BB133111EBL
-                + 0x2545F4914F6CDD1DL;
-        z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
-        z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
-        return z ^ (z >>> 31);
+    /** The two pattern words at byte offset {@code off} (a multiple of 8) as one little-endian long. */
+    private static long pair(int seed, long off) {
+        long w = off >>> 2;
+        return (CheckPattern.word(seed, w) & 0xFFFF_FFFFL) | ((long) CheckPattern.word(seed, w + 1) << 32);
     }
 
-    public static void fill(MemorySegment seg, int senderRank, long round) {
+    /** The pattern byte at {@code off}. */
+    static byte byteAt(int seed, long off) {
+        return (byte) (CheckPattern.word(seed, off >>> 2) >>> (8 * (int) (off & 3)));
+    }
+
+    public static void fill(MemorySegment seg, int sender, int receiver, long round) {
+        int seed = CheckPattern.seed(sender, receiver, round);
         long n = seg.byteSize();
         long off = 0;
         for (; off + 8 <= n; off += 8) {
-            seg.set(WORD, off, word(senderRank, round, off));
+            seg.set(LONG, off, pair(seed, off));
         }
-        long tail = word(senderRank, round, off);
-        for (int i = 0; off + i < n; i++) {
-            seg.set(ValueLayout.JAVA_BYTE, off + i, (byte) (tail >>> (8 * i)));
+        for (; off < n; off++) {
+            seg.set(ValueLayout.JAVA_BYTE, off, byteAt(seed, off));
         }
     }
 
@@ -38,24 +44,24 @@ public final class Payload {
      * Checks every byte; throws {@link CorruptionException} naming the receiving rank, the
      * sender, the round and the first bad offset.
      */
-    public static void verify(MemorySegment seg, int senderRank, long round, int receiverRank) {
+    public static void verify(MemorySegment seg, int sender, int receiver, long round) {
+        int seed = CheckPattern.seed(sender, receiver, round);
         long n = seg.byteSize();
         long off = 0;
         for (; off + 8 <= n; off += 8) {
-            long expected = word(senderRank, round, off);
-            long actual = seg.get(WORD, off);
+            long expected = pair(seed, off);
+            long actual = seg.get(LONG, off);
             if (actual != expected) {
                 int b = Long.numberOfTrailingZeros(actual ^ expected) >>> 3;
-                throw new CorruptionException(receiverRank, senderRank, round, off + b,
+                throw new CorruptionException(receiver, sender, round, off + b,
                         (byte) (expected >>> (8 * b)), (byte) (actual >>> (8 * b)));
             }
         }
-        long tail = word(senderRank, round, off);
-        for (int i = 0; off + i < n; i++) {
-            byte expected = (byte) (tail >>> (8 * i));
-            byte actual = seg.get(ValueLayout.JAVA_BYTE, off + i);
+        for (; off < n; off++) {
+            byte expected = byteAt(seed, off);
+            byte actual = seg.get(ValueLayout.JAVA_BYTE, off);
             if (actual != expected) {
-                throw new CorruptionException(receiverRank, senderRank, round, off + i, expected, actual);
+                throw new CorruptionException(receiver, sender, round, off, expected, actual);
             }
         }
     }
@@ -68,12 +74,26 @@ public final class Payload {
         public final long offset;
 
         CorruptionException(int receiverRank, int senderRank, long round, long offset, byte expected, byte actual) {
-            super(String.format("rank %d: corrupted byte at offset %d of round %d from rank %d: expected 0x%02x, got 0x%02x",
-                    receiverRank, offset, round, senderRank, expected & 0xff, actual & 0xff), null, false, false);
+            this(receiverRank, senderRank, round, offset, expected, actual, "");
+        }
+
+        private CorruptionException(int receiverRank, int senderRank, long round, long offset, byte expected, byte actual,
+                String detail) {
+            super(String.format("rank %d: corrupted byte at offset %d of round %d from rank %d: expected 0x%02x, got 0x%02x%s",
+                    receiverRank, offset, round, senderRank, expected & 0xff, actual & 0xff, detail), null, false, false);
             this.receiverRank = receiverRank;
             this.senderRank = senderRank;
             this.round = round;
             this.offset = offset;
+        }
+
+        /** The GPU's verdict on device memory, in the same words as a host check's. */
+        static CorruptionException onDevice(int receiverRank, int senderRank, long round, long firstBadWord,
+                int expectedWord, int actualWord, long badWords, long totalWords) {
+            int b = Integer.numberOfTrailingZeros(expectedWord ^ actualWord) >>> 3;
+            return new CorruptionException(receiverRank, senderRank, round, firstBadWord * 4 + b,
+                    (byte) (expectedWord >>> (8 * b)), (byte) (actualWord >>> (8 * b)),
+                    " (device memory: " + badWords + " of " + totalWords + " words differ)");
         }
 
         @Override

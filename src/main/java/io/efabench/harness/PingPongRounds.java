@@ -1,8 +1,5 @@
 package io.efabench.harness;
 
-import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-
 import io.efabench.fabric.Channel;
 import io.efabench.fabric.Completion;
 import io.efabench.fabric.MemoryRegion;
@@ -21,8 +18,8 @@ public final class PingPongRounds implements Rounds {
     private final FabricTrial t;
     private final long size;
     private final Channel ch;
-    private final MemorySegment sendBuf;
-    private final MemorySegment recvBuf;
+    private final TrialBuffer sendBuf;
+    private final TrialBuffer recvBuf;
     private final MemoryRegion sendMr;
     private final MemoryRegion recvMr;
     private final Completion comp;
@@ -40,11 +37,11 @@ public final class PingPongRounds implements Rounds {
         this.ch = t.channels[0];
         this.comp = t.completion;
         this.deadline = new Deadline(t.group, t.timeout);
-        sendBuf = t.allocate(size);
-        recvBuf = t.allocate(size);
-        Payload.fill(sendBuf, t.rank, 0);
-        sendMr = t.register(sendBuf)[0];
-        recvMr = t.register(recvBuf)[0];
+        sendBuf = t.buffer(size);
+        recvBuf = t.buffer(size);
+        sendBuf.fill(t.rank, t.rank == 0 ? 1 : 0, 0);
+        sendMr = sendBuf.region(0);
+        recvMr = recvBuf.region(0);
         if (t.rank != 0) {
             postRecv(0);
         }
@@ -120,15 +117,17 @@ public final class PingPongRounds implements Rounds {
     public void leaderEndIteration() {
         t.signalEnd(round);
         t.barrier("buffers cleared for the checked round");
-        Payload.fill(sendBuf, 0, round);
-        corruptForTest();
         String verdict = null;
         for (int k = 1; k < t.size; k++) {
-            recvBuf.fill((byte) 0);
+            sendBuf.fill(0, k, round);
+            if (corruptOffset != null) {
+                sendBuf.corrupt(Long.parseLong(corruptOffset.trim()));
+            }
+            recvBuf.clear();
             pingPong(k);
             if (verdict == null) {
                 try {
-                    Payload.verify(recvBuf, k, round, 0);
+                    recvBuf.verify(k, 0, round);
                 } catch (Payload.CorruptionException e) {
                     verdict = e.getMessage() + " (SendRecv pong)";
                 }
@@ -146,7 +145,7 @@ public final class PingPongRounds implements Rounds {
         }
         // The receive for the checked ping is already posted: clearing the buffer under it is
         // safe because the leader sends only after this barrier.
-        recvBuf.fill((byte) 0);
+        recvBuf.clear();
         t.barrier("buffers cleared for the checked round");
         deadline.start();
         while (!recvDone) {
@@ -155,23 +154,14 @@ public final class PingPongRounds implements Rounds {
         }
         String verdict = null;
         try {
-            Payload.verify(recvBuf, 0, ended, t.rank);
+            recvBuf.verify(0, t.rank, ended);
         } catch (Payload.CorruptionException e) {
             verdict = e.getMessage() + " (SendRecv ping)";
         }
-        Payload.fill(sendBuf, t.rank, ended);
+        sendBuf.fill(t.rank, 0, ended);
         answer();
         served--; // the checked round is not a timed round
         t.verdicts("ping-pong checked round " + ended, verdict);
-    }
-
-    private void corruptForTest() {
-        if (corruptOffset != null) {
-            long off = Long.parseLong(corruptOffset.trim());
-            if (off >= 0 && off < size) {
-                sendBuf.set(ValueLayout.JAVA_BYTE, off, (byte) ~sendBuf.get(ValueLayout.JAVA_BYTE, off));
-            }
-        }
     }
 
     // Post first and arm the deadline only when the provider pushes back (-FI_EAGAIN): the

@@ -1,6 +1,5 @@
 package io.efabench.harness;
 
-import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -40,8 +39,8 @@ public final class WriteRounds implements Rounds {
     private final Layout layout;
     private final boolean remote;
     private final long size;
-    private final MemorySegment src;
-    private final MemorySegment dst;
+    private final TrialBuffer src;
+    private final TrialBuffer dst;
     private final MemoryRegion[] srcMr;
     private final RemoteRegion[][] dstOf;
     private final ControlSlots[] slots;
@@ -77,12 +76,11 @@ public final class WriteRounds implements Rounds {
         if (layout == Layout.MULTI && size < t.channels.length) {
             throw new BenchmarkSetupException("size " + size + " B cannot be split across " + t.channels.length + " channels");
         }
-        src = t.allocate(size);
-        dst = t.allocate(size);
-        Payload.fill(src, t.rank, 0);
-        srcMr = t.register(src);
-        MemoryRegion[] dstMr = t.register(dst);
-        dstOf = t.exchange("write target regions", dstMr);
+        src = t.buffer(size);
+        dst = t.buffer(size);
+        src.fill(t.rank, (t.rank + 1) % t.size, 0);
+        srcMr = src.regions();
+        dstOf = t.exchange("write target regions", dst.regions());
 
         // Every channel keeps receives posted: acks land on channel 0 at the leader; providers
         // with FI_RX_CQ_DATA also consume one at the target for every write with immediate data.
@@ -226,7 +224,12 @@ public final class WriteRounds implements Rounds {
         }
     }
 
-    /** Leader iteration teardown: drain, announce END, run the checked round. */
+    /**
+     * Leader iteration teardown: drain, announce END, run the checked round. Every target gets
+     * its own pattern of (rank 0, target, round), so the source is refilled per target and the
+     * targets are written in turn, each with the same ops (channels, offsets, chunks) as in the
+     * timed rounds: data that lands on the wrong target fails there.
+     */
     @Override
     public void leaderEndIteration() {
         for (int k = 1; k < t.size; k++) {
@@ -234,24 +237,19 @@ public final class WriteRounds implements Rounds {
         }
         t.signalEnd(round);
         t.barrier("targets cleared for the checked round");
-        Payload.fill(src, 0, round);
-        corruptForTest(src);
-        for (int g = 0; g + 1 < opStart.length; g++) {
-            for (int i = opStart[g]; i < opStart[g + 1]; i++) {
-                post(i, CHECK, round);
+        for (int k = 1; k < t.size; k++) {
+            src.fill(0, k, round);
+            if (corruptOffset != null) {
+                src.corrupt(Long.parseLong(corruptOffset.trim()));
+            }
+            for (int i = 0; i < opPeer.length; i++) {
+                if (opPeer[i] == k) {
+                    post(i, CHECK, round);
+                }
             }
             awaitTx();
         }
         t.verdicts("write checked round " + round, null);
-    }
-
-    private void corruptForTest(MemorySegment s) {
-        if (corruptOffset != null) {
-            long off = Long.parseLong(corruptOffset.trim());
-            if (off >= 0 && off < s.byteSize()) {
-                s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, off, (byte) ~s.get(java.lang.foreign.ValueLayout.JAVA_BYTE, off));
-            }
-        }
     }
 
     // ---- target -------------------------------------------------------------------------
@@ -296,7 +294,7 @@ public final class WriteRounds implements Rounds {
         while ((ended = t.endedRounds()) < 0 || served < ended) {
             followerRound();
         }
-        dst.fill((byte) 0);
+        dst.clear();
         checkArrivals = 0;
         t.barrier("targets cleared for the checked round");
         deadline.start();
@@ -306,7 +304,7 @@ public final class WriteRounds implements Rounds {
         }
         String verdict = null;
         try {
-            Payload.verify(dst, 0, ended, t.rank);
+            dst.verify(0, t.rank, ended);
         } catch (Payload.CorruptionException e) {
             verdict = e.getMessage() + " (" + layout + ", " + t.benchmark() + ")";
         }

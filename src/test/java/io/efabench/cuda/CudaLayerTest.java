@@ -113,25 +113,25 @@ class CudaLayerTest {
         int words = 1 << 20;
         try (Arena arena = Arena.ofConfined(); DeviceBuffer buf = DeviceBuffer.allocate(ctx, 4L * words);
              CudaStream stream = CudaStream.create(ctx); PatternKernels pattern = new PatternKernels(ctx)) {
-            pattern.fill(stream, buf, 3, 42);
+            pattern.fill(stream, buf, 3, 1, 42);
             stream.await(10_000_000_000L, "fill");
             MemorySegment host = arena.allocate(4L * words);
             buf.copyTo(host);
-            int seed = GpuPattern.seed(3, 42);
+            int seed = CheckPattern.seed(3, 1, 42);
             for (int i = 0; i < words; i++) {
-                assertEquals(GpuPattern.word(seed, i), host.getAtIndex(ValueLayout.JAVA_INT, i), "word " + i);
+                assertEquals(CheckPattern.word(seed, i), host.getAtIndex(ValueLayout.JAVA_INT, i), "word " + i);
             }
-            assertTrue(pattern.verify(stream, buf, 3, 42, 10_000_000_000L).ok());
-            assertFalse(pattern.verify(stream, buf, 3, 43, 10_000_000_000L).ok(), "another round must not pass");
+            assertTrue(pattern.verify(stream, buf, 3, 1, 42, 10_000_000_000L).ok());
+            assertFalse(pattern.verify(stream, buf, 3, 1, 43, 10_000_000_000L).ok(), "another round must not pass");
             MemorySegment bad = arena.allocate(4);
             bad.set(ValueLayout.JAVA_INT, 0, 0x12345678);
             buf.slice(4L * 777, 4).copyFrom(bad);
             buf.slice(4L * 9000, 4).copyFrom(bad);
-            PatternKernels.Verdict v = pattern.verify(stream, buf, 3, 42, 10_000_000_000L);
+            PatternKernels.Verdict v = pattern.verify(stream, buf, 3, 1, 42, 10_000_000_000L);
             assertEquals(2, v.mismatchedWords());
             assertEquals(777, v.firstBadWord());
             assertEquals(0x12345678, v.actual());
-            assertEquals(GpuPattern.word(seed, 777), v.expected());
+            assertEquals(CheckPattern.word(seed, 777), v.expected());
         }
     }
 
@@ -152,7 +152,7 @@ class CudaLayerTest {
                 if (shared[k] > 0) {
                     kernel.setMaxDynamicSharedMemory(shared[k]);
                 }
-                KernelArgs args = new KernelArgs(3).pointer(0, buf).u64(1, bytes / units[k]).u32(2, GpuPattern.seed(0, k));
+                KernelArgs args = new KernelArgs(3).pointer(0, buf).u64(1, bytes / units[k]).u32(2, CheckPattern.seed(0, 1, k));
                 long t0 = System.nanoTime();
                 a.record(stream);
                 kernel.launch(stream, ctx.device().smCount() * (shared[k] > 0 ? 1 : 2), 512, shared[k], args);
@@ -163,7 +163,7 @@ class CudaLayerTest {
                 assertTrue(gpuMs > 0 && gpuMs <= hostMs + 0.01, stores[k] + ": GPU " + gpuMs + " ms, host " + hostMs + " ms");
                 // a 256 MiB write cannot beat 10 TB/s on any GPU
                 assertTrue(gpuMs > bytes / 10e12 * 1e3, stores[k] + ": " + gpuMs + " ms is implausibly fast");
-                PatternKernels.Verdict v = pattern.verify(stream, buf, 0, k, 10_000_000_000L);
+                PatternKernels.Verdict v = pattern.verify(stream, buf, 0, 1, k, 10_000_000_000L);
                 assertTrue(v.ok(), () -> stores[k] + ": " + v.describe(bytes / 4));
             }
         }
@@ -174,20 +174,20 @@ class CudaLayerTest {
         assumeGpu();
         try (PinnedHostBuffer pinned = PinnedHostBuffer.allocate(ctx, 1 << 16); CudaStream stream = CudaStream.create(ctx);
              PatternKernels pattern = new PatternKernels(ctx)) {
-            pattern.fill(stream, pinned, 1, 5);
+            pattern.fill(stream, pinned, 1, 1, 5);
             stream.await(10_000_000_000L, "fill pinned");
-            int seed = GpuPattern.seed(1, 5);
+            int seed = CheckPattern.seed(1, 1, 5);
             for (int i = 0; i < (1 << 14); i++) {
-                assertEquals(GpuPattern.word(seed, i), pinned.segment().getAtIndex(ValueLayout.JAVA_INT, i));
+                assertEquals(CheckPattern.word(seed, i), pinned.segment().getAtIndex(ValueLayout.JAVA_INT, i));
             }
         }
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment mine = arena.allocate(1 << 16, 4096);
             try (PinnedHostBuffer reg = PinnedHostBuffer.register(ctx, mine); CudaStream stream = CudaStream.create(ctx);
                  PatternKernels pattern = new PatternKernels(ctx)) {
-                pattern.fill(stream, reg, 2, 6);
+                pattern.fill(stream, reg, 2, 1, 6);
                 stream.await(10_000_000_000L, "fill registered");
-                assertEquals(GpuPattern.word(GpuPattern.seed(2, 6), 100), mine.getAtIndex(ValueLayout.JAVA_INT, 100));
+                assertEquals(CheckPattern.word(CheckPattern.seed(2, 1, 6), 100), mine.getAtIndex(ValueLayout.JAVA_INT, 100));
             }
         }
     }

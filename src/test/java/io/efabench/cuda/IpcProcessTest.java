@@ -26,7 +26,7 @@ class IpcProcessTest {
              CudaStream stream = CudaStream.create(ctx); PatternKernels pattern = new PatternKernels(ctx)) {
             DeviceMemory shared = allocation.slice(12 * 1024, 4 << 20);
             allocation.fill((byte) 0);
-            pattern.fill(stream, shared, 0, 7);
+            pattern.fill(stream, shared, 0, 1, 7);
             stream.await(10_000_000_000L, "fill");
             IpcHandle handle = IpcHandle.export(shared);
             int childDevice = CudaDevice.visibleCount() >= 2 ? 1 : 0;
@@ -38,10 +38,10 @@ class IpcProcessTest {
             assertTrue(child.waitFor(120, TimeUnit.SECONDS), "the IPC child did not finish");
             assertEquals(0, child.exitValue(), () -> "IPC child failed:\n" + out);
             assertTrue(out.contains("child: verified rank 0 round 7"), out);
-            PatternKernels.Verdict v = pattern.verify(stream, shared, 1, 8, 10_000_000_000L);
+            PatternKernels.Verdict v = pattern.verify(stream, shared, 1, 1, 8, 10_000_000_000L);
             assertTrue(v.ok(), () -> "the child's writes: " + v.describe(shared.byteSize() / 4));
             // nothing was written before the shared range
-            assertTrue(pattern.verify(stream, allocation.slice(0, 12 * 1024), 1, 8, 10_000_000_000L).mismatchedWords() == 3 * 1024);
+            assertTrue(pattern.verify(stream, allocation.slice(0, 12 * 1024), 1, 1, 8, 10_000_000_000L).mismatchedWords() == 3 * 1024);
         }
     }
 
@@ -63,13 +63,13 @@ class IpcProcessTest {
             try (CudaContext ctx = CudaDevice.get(Integer.parseInt(args[0])).retainPrimaryContext();
                  IpcHandle.PeerMapping peer = handle.open(ctx); CudaStream stream = CudaStream.create(ctx);
                  PatternKernels pattern = new PatternKernels(ctx)) {
-                PatternKernels.Verdict v = pattern.verify(stream, peer, 0, 7, 10_000_000_000L);
+                PatternKernels.Verdict v = pattern.verify(stream, peer, 0, 1, 7, 10_000_000_000L);
                 if (!v.ok()) {
                     System.out.println("child: mapping does not hold rank 0 round 7: " + v.describe(peer.byteSize() / 4));
                     System.exit(2);
                 }
                 System.out.println("child: verified rank 0 round 7 on GPU " + ctx.device().pciBusId());
-                pattern.fill(stream, peer, 1, 8);
+                pattern.fill(stream, peer, 1, 1, 8);
                 stream.await(10_000_000_000L, "child fill");
             }
         }

@@ -31,7 +31,8 @@ class FabricBenchmarksIT {
     @ParameterizedTest(name = "{0} ranks over {1}")
     @CsvSource({"2, tcp", "4, tcp", "2, shm", "4, shm"})
     void sendRecvRunsAndVerifies(int ranks, String provider) throws Exception {
-        JsonArray results = run(ranks, provider, Ranks.quick("SendRecvBenchmark", "-p", "size=4K,64K"));
+        JsonArray results = run(ranks, provider, Ranks.quick("SendRecvBenchmark", "-p", "size=4K,64K",
+                "-p", "config=SingleHost"));
         assertEquals(2, results.size());
         for (JsonElement e : results) {
             assertMetrics(e.getAsJsonObject());
@@ -41,8 +42,9 @@ class FabricBenchmarksIT {
     @ParameterizedTest(name = "{0} ranks over {1}")
     @CsvSource({"2, tcp", "4, tcp", "2, shm", "4, shm"})
     void writeRunsEveryConfigAndVerifies(int ranks, String provider) throws Exception {
-        JsonArray results = run(ranks, provider, Ranks.quick("WriteBenchmark", "-p", "size=64K,1M", "-p", "channels=2"));
-        assertEquals(3 * 2 * 2, results.size(), "3 configs x 2 completions x 2 sizes");
+        JsonArray results = run(ranks, provider, Ranks.quick("WriteBenchmark", "-p", "size=64K,1M", "-p", "channels=2",
+                "-p", "config=SinglePin,MultiPin,RoundRobinPin"));
+        assertEquals(3 * 2 * 2, results.size(), "3 host configs x 2 completions x 2 sizes");
         for (JsonElement e : results) {
             assertMetrics(e.getAsJsonObject());
         }

@@ -1,5 +1,6 @@
 package io.efabench.it;
 
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -115,6 +116,26 @@ class FailuresIT {
             assertNotEquals(0, c, logs);
         }
         assertTrue(logs.matches("(?s).*rank 1: corrupted byte at offset 12345 of round \\d+ from rank 0.*"), logs);
+    }
+
+    /**
+     * Every config that moves GPU memory fails with one line saying why (no GPU, or no FI_HMEM
+     * in this libfabric), non-zero, without a stack trace. Runs where there is no GPU (CI); a GPU
+     * machine runs these configs for real instead (docs/PERFORMANCE.md).
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @CsvSource({"WriteBenchmark, SingleDMA", "WriteBenchmark, MultiDMA", "WriteBenchmark, RoundRobinDMA",
+        "SendRecvBenchmark, SingleDevice"})
+    void deviceConfigsWithoutAGpuFailWithOneLine(String benchmark, String config) throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeFalse(io.efabench.harness.TrialGpu.present(),
+                "a GPU is visible here: the device configs run for real on it");
+        Ranks r = Ranks.start(tmp, 2, "tcp", Ranks.quick(benchmark, "-p", "size=64K", "-p", "config=" + config), null);
+        assertFailsWith(r, benchmark + " config=" + config + " moves GPU memory");
+        for (int k = 0; k < 2; k++) {
+            String log = r.log(k);
+            assertTrue(log.contains("has no usable GPU") || log.contains("offers no FI_HMEM"), log);
+            assertFalse(log.contains("\tat io.efabench"), "no stack trace:\n" + log);
+        }
     }
 
     private static void assertFailsWith(Ranks r, String expected) throws Exception {

@@ -1,14 +1,12 @@
 // Shared by the efabench kernels (passed to NVRTC as a named header; nvcc finds it with -I).
 #pragma once
 
-// The GPU check pattern. Every 4-byte word is a function of (sender rank, round, word index),
-// so a chunk at the wrong offset, from the wrong round or from the wrong sender fails, and so
-// does a cleared (zero) buffer: bit 0 is always set. Mirrored in Java by io.efabench.cuda.GpuPattern.
-__device__ __forceinline__ unsigned efa_seed(unsigned rank, unsigned long long round) {
-    unsigned long long z = round * 0x9E3779B97F4A7C15ull + (rank + 1ull) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 31)) * 0x94D049BB133111EBull;
-    return (unsigned)(z ^ (z >> 29));
-}
+// The check pattern. Every 4-byte word is a function of (sender rank, receiver rank, round,
+// word index): the host computes the seed of (sender, receiver, round)
+// (io.efabench.cuda.CheckPattern.seed) and passes it to the kernels, which derive the words, so
+// a chunk at the wrong offset, for another target, from an earlier round or from the wrong
+// sender fails, and so does a cleared (zero) buffer: bit 0 is always set. The host fills and
+// checks host buffers with the same words (CheckPattern.word).
 
 // Two 32-bit multiplies and xors: cheap enough to generate inside the store loops.
 __device__ __forceinline__ unsigned efa_word(unsigned seed, unsigned long long i) {

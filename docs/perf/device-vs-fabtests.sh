@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Device memory over the fabric, side by side with the C peers, in one run on one machine:
+#   WriteBenchmark  SingleDMA  completion=local  vs  fi_rma_bw -o writedata -D cuda -R -W <window>
+#   SendRecvBenchmark SingleDevice               vs  fi_rdm_pingpong -D cuda -R
+# Same provider (shm by default: two processes on one GPU), same sizes (4K, 1M, 64M), device
+# memory registered through DMA-BUF on both sides (-R), one channel, and the same number of
+# writes in flight: WriteBenchmark keeps one round in flight (its window), so fi_rma_bw runs
+# with -W 1 unless WINDOW says otherwise. Each side of each tool is pinned to its own CPU.
+# Prints one line per (benchmark, size, tool): Gbps (1e9 bit/s) and, for ping-pong, the one-way
+# latency in us (fabtests' usec/xfer = half a round trip = our lat_us), then the ratio ours/C.
+#
+# Needs a CUDA-capable libfabric and its fabtests on PATH / LD_LIBRARY_PATH
+# (../shared/gpu/build-libfabric-cuda.sh), JAVA_HOME with a JDK or jlink runtime 25.
+# Usage: docs/perf/device-vs-fabtests.sh [target/benchmarks.jar] [rounds] [outdir]
+set -euo pipefail
+jar=${1:-target/benchmarks.jar}
+rounds=${2:-1}
+out=${3:-$(mktemp -d)}
+provider=${PROVIDER:-shm}
+window=${WINDOW:-1}
+java_home=${JAVA_HOME:?set JAVA_HOME to a Java 25 runtime}
+java="$java_home/bin/java"
+mkdir -p "$out"
+cpu_a=${CPU_A:-2}
+cpu_b=${CPU_B:-3}
+sizes=(4K:4096 1M:1048576 64M:67108864)
+
+iters() { # fabtests iterations for a second or two at this size
+    case "$1" in 4K) echo 50000 ;; 1M) echo 5000 ;; 64M) echo 200 ;; esac
+}
+
+# fabtests print a header and one line: bytes iters total time MB/sec usec/xfer Mxfers/sec
+fabtest() { # tool label size-label bytes extra-args...
+    local tool=$1 label=$2 sl=$3 bytes=$4; shift 4
+    local n; n=$(iters "$sl")
+    local log="$out/$tool-$sl.log"
+    taskset -c "$cpu_b" "$tool" -p "$provider" -e rdm -D cuda -R -S "$bytes" -I "$n" -E "$@" >"$log.server" 2>&1 &
+    local srv=$!
+    sleep 1
+    taskset -c "$cpu_a" "$tool" -p "$provider" -e rdm -D cuda -R -S "$bytes" -I "$n" -E "$@" localhost >"$log" 2>&1 || {
+        echo "$tool $sl failed:"; cat "$log" "$log.server"; kill "$srv" 2>/dev/null; return 1; }
+    wait "$srv"
+    awk -v t="$label" -v s="$sl" '$1 ~ /^[0-9]/ && NF >= 6 {
+        printf "%-9s %-4s %-26s gbps %9.3f  lat_us %9.3f\n", t, s, "C", $5 * 8 / 1000, $6 }' "$log"
+}
+
+ours() { # benchmark label jmh-args...
+    local bench=$1 label=$2; shift 2
+    local port=$((29600 + RANDOM % 1000)) k json="$out/$bench.json"
+    for k in 0 1; do
+        local cpu=$cpu_a; ((k == 1)) && cpu=$cpu_b
+        env RANK=$k WORLD_SIZE=2 LOCAL_RANK=$k LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+            FI_PROVIDER="$provider" EFABENCH_LOOPBACK=1 LD_PRELOAD="$java_home/lib/libjsig.so" \
+            taskset -c "$cpu" "$java" -Djmh.ignoreLock=true --enable-native-access=ALL-UNNAMED -jar "$jar" "$bench" \
+            -p size=4K,1M,64M "$@" -f 1 -wi 2 -w 1s -i 5 -r 1s -foe true \
+            -prof io.efabench.harness.MetricsProfiler -rf json -rff "$out/$bench-rank$k.json" \
+            >"$out/$bench-rank$k.log" 2>&1 &
+    done
+    if ! wait; then
+        echo "$bench failed:"; tail -30 "$out/$bench-rank0.log" "$out/$bench-rank1.log"; return 1
+    fi
+    python3 - "$out/$bench-rank0.json" "$label" <<'PY'
+import json, sys
+for e in json.load(open(sys.argv[1])):
+    s = e["secondaryMetrics"]
+    print("%-9s %-4s %-26s gbps %9.3f  lat_us %9.3f  (checked_rounds %d)" % (sys.argv[2], e["params"]["size"],
+          "efabench " + e["params"]["config"], s["gbps"]["score"], s["lat_us"]["score"], s["checked_rounds"]["score"]))
+PY
+}
+
+for _ in $(seq "$rounds"); do
+    ours WriteBenchmark write -p config=SingleDMA -p completion=local -p channels=1
+    for s in "${sizes[@]}"; do fabtest fi_rma_bw write "${s%%:*}" "${s##*:}" -o writedata -W "$window"; done
+    ours SendRecvBenchmark sendrecv -p config=SingleDevice
+    for s in "${sizes[@]}"; do fabtest fi_rdm_pingpong sendrecv "${s%%:*}" "${s##*:}"; done
+done

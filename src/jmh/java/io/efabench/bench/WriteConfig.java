@@ -1,0 +1,25 @@
+package io.efabench.bench;
+
+import io.efabench.harness.MemoryKind;
+import io.efabench.harness.WriteRounds.Layout;
+
+/**
+ * WriteBenchmark's configs, the seed's names: a layout (Single, Multi, RoundRobin) times a
+ * memory kind (Pin = host, DMA = device).
+ */
+public enum WriteConfig {
+    SinglePin(Layout.SINGLE, MemoryKind.HOST),
+    SingleDMA(Layout.SINGLE, MemoryKind.DEVICE),
+    MultiPin(Layout.MULTI, MemoryKind.HOST),
+    MultiDMA(Layout.MULTI, MemoryKind.DEVICE),
+    RoundRobinPin(Layout.ROUND_ROBIN, MemoryKind.HOST),
+    RoundRobinDMA(Layout.ROUND_ROBIN, MemoryKind.DEVICE);
+
+    public final Layout layout;
+    public final MemoryKind memory;
+
+    WriteConfig(Layout layout, MemoryKind memory) {
+        this.layout = layout;
+        this.memory = memory;
+    }
+}
