@@ -8,6 +8,7 @@ import io.efabench.fabric.generated.fi_cq_err_entry;
 import io.efabench.fabric.generated.fi_domain_attr;
 import io.efabench.fabric.generated.fi_info;
 import io.efabench.fabric.generated.fi_mr_attr;
+import io.efabench.fabric.generated.fi_mr_dmabuf;
 import io.efabench.fabric.generated.fi_msg;
 import io.efabench.fabric.generated.fi_msg_rma;
 import io.efabench.fabric.generated.fi_ops_av;
@@ -87,6 +88,7 @@ public final class Channel implements AutoCloseable {
     private final boolean mrLocal;
     private final boolean rxCqDataConsumesRecv;
     private final long cqDataMask;
+    private int apiVersion;
     private final List<MemoryRegion> regions = new ArrayList<>();
 
     // Native objects, NULL once closed.
@@ -204,6 +206,9 @@ public final class Channel implements AutoCloseable {
 
             Fi.check("fi_fabric" + where, LibFabric.fi_fabric(fi_info.fabric_attr(info), out, MemorySegment.NULL));
             fabric = out.get(ValueLayout.ADDRESS, 0).reinterpret(fid_fabric.sizeof());
+            // fi_fabric copies fabric_attr->api_version (what fi_getinfo was asked for) here;
+            // providers gate version-dependent behaviour (FI_MR_DMABUF...) on this value.
+            apiVersion = fid_fabric.api_version(fabric);
             MemorySegment fabricOps = fid_fabric.ops(fabric).reinterpret(fi_ops_fabric.sizeof());
             Fi.check("fi_domain" + where, fi_ops_fabric.domain.invoke(fi_ops_fabric.domain(fabricOps),
                     fabric, info, out, MemorySegment.NULL));
@@ -286,44 +291,112 @@ public final class Channel implements AutoCloseable {
 
     /** Registers host memory for send, receive and RMA in both directions. */
     public MemoryRegion register(MemorySegment buf) {
-        return register(buf, LibFabric.FI_HMEM_SYSTEM(), 0);
+        return register(buf, Source.HOST, 0, -1, 0);
     }
 
     /**
-     * Registers CUDA device memory ({@code FI_HMEM_CUDA}); {@code deviceBuf} wraps the device
-     * pointer and its length and is never dereferenced from Java. Needs a discovery with hmem.
+     * Registers CUDA device memory by virtual address ({@code FI_HMEM_CUDA}); {@code deviceBuf}
+     * wraps the device pointer and its length ({@code MemorySegment.ofAddress(ptr).reinterpret(len)})
+     * and is never dereferenced from Java. Needs a discovery with hmem.
      */
     public MemoryRegion registerCuda(MemorySegment deviceBuf, int cudaDevice) {
-        if ((nic.caps() & Fi.HMEM) == 0) {
-            throw new FabricException(nic.provider() + " " + nic.domainName()
-                    + " was discovered without FI_HMEM; use Discovery.discover(true)");
-        }
-        return register(deviceBuf, LibFabric.FI_HMEM_CUDA(), cudaDevice);
+        return register(deviceBuf, Source.CUDA_VA, cudaDevice, -1, 0);
     }
 
-    private MemoryRegion register(MemorySegment buf, int iface, int device) {
+    /**
+     * Registers CUDA device memory through a DMA-BUF: {@code fi_mr_regattr} with
+     * {@code FI_MR_DMABUF}, {@code attr.dmabuf = {fd, offset, len, base_addr}}, {@code FI_HMEM_CUDA}
+     * on {@code cudaDevice}. {@code dmabufFd} exports a device range that starts
+     * {@code dmabufOffset} bytes before {@code deviceBuf} (as {@code cuMemGetHandleForAddressRange}
+     * on a page-aligned range gives it); {@code base_addr} is that range's device VA, so that
+     * {@code base_addr + offset} is {@code deviceBuf}'s address, which peers then use as the remote
+     * address under FI_MR_VIRT_ADDR, as with {@link #registerCuda}. The fd stays the caller's:
+     * close it after the region. {@code deviceBuf} is never dereferenced.
+     *
+     * @throws DmaBufUnsupportedException when the API in use is older than 1.20 (checked before
+     *         any native call) or the provider refuses DMA-BUF for lack of support; the caller
+     *         may fall back to {@link #registerCuda}
+     * @throws FabricException for any other failure (no FI_HMEM, a bad fd...)
+     */
+    public MemoryRegion registerCudaDmaBuf(MemorySegment deviceBuf, int dmabufFd, long dmabufOffset, int cudaDevice) {
+        if (dmabufFd < 0) {
+            throw new IllegalArgumentException("DMA-BUF fd must not be negative: " + dmabufFd);
+        }
+        if (dmabufOffset < 0 || Long.compareUnsigned(dmabufOffset, deviceBuf.address()) > 0) {
+            throw new IllegalArgumentException("DMA-BUF offset " + dmabufOffset
+                    + " must lie between 0 and the device address 0x" + Long.toHexString(deviceBuf.address()));
+        }
+        return register(deviceBuf, Source.CUDA_DMABUF, cudaDevice, dmabufFd, dmabufOffset);
+    }
+
+    /** True when the provider granted FI_HMEM on this channel's NIC. */
+    public boolean offersHmem() {
+        return nic.offersHmem();
+    }
+
+    /** How a buffer reaches the provider. */
+    private enum Source {
+        HOST("host memory"), CUDA_VA("CUDA memory"), CUDA_DMABUF("CUDA memory via DMA-BUF");
+
+        final String text;
+
+        Source(String text) {
+            this.text = text;
+        }
+    }
+
+    /** The one registration path: fi_mr_regattr, then bind/enable, key and remote address per mr_mode. */
+    private MemoryRegion register(MemorySegment buf, Source source, int cudaDevice, int dmabufFd, long dmabufOffset) {
         requireOpen();
         if (buf.byteSize() == 0) {
             throw new IllegalArgumentException("cannot register an empty buffer");
         }
+        String where = nic.provider() + " " + nic.domainName();
+        if (source == Source.CUDA_DMABUF && !Fi.atLeast(apiVersion, Fi.DMABUF_VERSION)) {
+            // Before any native call: an older library would read attr.dmabuf, which shares its
+            // slot with mr_iov, as an iovec pointer and register garbage.
+            throw new DmaBufUnsupportedException(Fi.apiTooOld(Fi.DMABUF_VERSION, "DMA-BUF registration on " + where), 0);
+        }
+        if (source != Source.HOST && !nic.offersHmem()) {
+            // Without FI_HMEM in the domain's caps libfabric silently registers as FI_HMEM_SYSTEM.
+            throw new FabricException(where + " was discovered without FI_HMEM; use Discovery.discover(true)");
+        }
         // Without FI_MR_PROV_KEY the application picks keys, unique within the domain.
         long requestedKey = (mrMode & Fi.MR_PROV_KEY) != 0 ? 0 : NEXT_KEY.getAndIncrement();
+        String op = "fi_mr_regattr(" + source.text + ", " + buf.byteSize() + " bytes"
+                + (source == Source.HOST ? "" : ", device " + cudaDevice) + ") on " + where;
         MemorySegment mr;
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment iov = arena.allocate(iovec.layout());
-            iovec.iov_base(iov, buf);
-            iovec.iov_len(iov, buf.byteSize());
+            // Zeroed: fields the API version in use does not know stay 0, as older code would leave them.
             MemorySegment attr = arena.allocate(fi_mr_attr.layout());
-            fi_mr_attr.mr_iov(attr, iov);
+            long flags = 0;
+            if (source == Source.CUDA_DMABUF) {
+                MemorySegment dmabuf = arena.allocate(fi_mr_dmabuf.layout());
+                fi_mr_dmabuf.fd(dmabuf, dmabufFd);
+                fi_mr_dmabuf.offset(dmabuf, dmabufOffset);
+                fi_mr_dmabuf.len(dmabuf, buf.byteSize());
+                fi_mr_dmabuf.base_addr(dmabuf, MemorySegment.ofAddress(buf.address() - dmabufOffset));
+                fi_mr_attr.dmabuf(attr, dmabuf);
+                flags = Fi.MR_DMABUF;
+            } else {
+                MemorySegment iov = arena.allocate(iovec.layout());
+                iovec.iov_base(iov, buf);
+                iovec.iov_len(iov, buf.byteSize());
+                fi_mr_attr.mr_iov(attr, iov);
+            }
             fi_mr_attr.iov_count(attr, 1);
             fi_mr_attr.access(attr, ACCESS);
             fi_mr_attr.requested_key(attr, requestedKey);
-            fi_mr_attr.iface(attr, iface);
-            fi_mr_attr.device.cuda(fi_mr_attr.device(attr), device);
+            fi_mr_attr.iface(attr, source == Source.HOST ? LibFabric.FI_HMEM_SYSTEM() : LibFabric.FI_HMEM_CUDA());
+            fi_mr_attr.device.cuda(fi_mr_attr.device(attr), source == Source.HOST ? 0 : cudaDevice);
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
             MemorySegment mrOps = fid_domain.mr(domain).reinterpret(fi_ops_mr.sizeof());
-            Fi.check("fi_mr_regattr(" + buf.byteSize() + " bytes)",
-                    fi_ops_mr.regattr.invoke(fi_ops_mr.regattr(mrOps), domain, attr, 0L, out));
+            int rc = fi_ops_mr.regattr.invoke(fi_ops_mr.regattr(mrOps), domain, attr, flags, out);
+            if (rc != 0 && source == Source.CUDA_DMABUF && dmaBufUnsupported(rc)) {
+                throw new DmaBufUnsupportedException("DMA-BUF registration not supported by " + where + ": "
+                        + op + " failed: " + Fi.strerror(rc) + " (" + rc + ")", rc);
+            }
+            Fi.check(op, rc);
             mr = out.get(ValueLayout.ADDRESS, 0).reinterpret(fid_mr.sizeof());
         }
         try {
@@ -341,6 +414,21 @@ public final class Channel implements AutoCloseable {
                 new RemoteRegion(base, buf.byteSize(), key));
         regions.add(region);
         return region;
+    }
+
+    /**
+     * What providers return when they cannot do DMA-BUF at all: -FI_ENOSYS (util and shm: the
+     * CUDA iface is not initialised, libfabric built without CUDA), -FI_EOPNOTSUPP (efa:
+     * ibv_reg_dmabuf_mr unsupported by rdma-core or the kernel, errno ENOTSUP), -FI_EBADFLAGS
+     * (efa: FI_MR_DMABUF not among the flags it accepts at this API version).
+     */
+    private static boolean dmaBufUnsupported(int rc) {
+        return rc == -Fi.ENOSYS || rc == -Fi.EOPNOTSUPP || rc == -Fi.EBADFLAGS;
+    }
+
+    /** FI_VERSION this channel's fabric was opened with ({@code fid_fabric.api_version}). */
+    int apiVersion() {
+        return apiVersion;
     }
 
     void deregister(MemoryRegion region) {
@@ -476,6 +564,10 @@ public final class Channel implements AutoCloseable {
     }
 
     private FabricException completionError() {
+        // err_data_size != 0 on input means "copy err_data into my buffer at err_data" (API >= 1.5);
+        // the previous readerr left the provider's values there.
+        fi_cq_err_entry.err_data(errEntry, MemorySegment.NULL);
+        fi_cq_err_entry.err_data_size(errEntry, 0);
         long rc = call(cqReadErrFn, cq, errEntry, 0L);
         if (rc < 0) {
             return FabricException.of("fi_cq_readerr", rc);

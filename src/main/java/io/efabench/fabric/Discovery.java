@@ -101,7 +101,7 @@ public final class Discovery implements AutoCloseable {
                 fi_fabric_attr.prov_name(fab, Fi.strdup(provName)); // freed by fi_freeinfo
             }
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            int rc = LibFabric.fi_getinfo(Fi.API_VERSION, MemorySegment.NULL, MemorySegment.NULL, 0L, hints, out);
+            int rc = LibFabric.fi_getinfo(Fi.apiVersion(), MemorySegment.NULL, MemorySegment.NULL, 0L, hints, out);
             if (rc == -LibFabric.FI_ENODATA()) {
                 throw new FabricException(selection + ": no provider offers " + asked(hmem)
                         + " here (fi_getinfo: " + Fi.strerror(rc) + ")", rc);
@@ -255,12 +255,21 @@ public final class Discovery implements AutoCloseable {
     /** Version of the libfabric library loaded at run time, e.g. {@code 1.17}. */
     public static String runtimeVersion() {
         Fi.requireLibrary();
-        return Fi.versionText(LibFabric.fi_version());
+        return Fi.versionText(Fi.runtimeVersion());
     }
 
-    /** Version of the headers the bindings were generated from, e.g. {@code 1.17}. */
+    /** Version of the headers the bindings were generated from, e.g. {@code 2.6}. */
     public static String headerVersion() {
-        return LibFabric.FI_MAJOR_VERSION() + "." + LibFabric.FI_MINOR_VERSION();
+        return Fi.versionText(Fi.HEADER_VERSION);
+    }
+
+    /**
+     * The API version this process requests from libfabric (fi_getinfo, fi_fabric):
+     * min({@link #headerVersion()}, {@link #runtimeVersion()}), e.g. {@code 1.17} with Debian's
+     * library under 2.6 bindings. Features of a newer API are refused with a {@link FabricException}.
+     */
+    public static String apiVersion() {
+        return Fi.versionText(Fi.apiVersion());
     }
 
     /** mr_mode, mode and caps of {@code nic} in libfabric's own names, for logs and provenance. */

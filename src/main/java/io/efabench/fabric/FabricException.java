@@ -2,9 +2,10 @@ package io.efabench.fabric;
 
 /**
  * A libfabric call failed. {@link #errno()} is the negative libfabric error code (for example
- * {@code -FI_ENODATA}), or 0 where the failure is not a libfabric return code.
+ * {@code -FI_ENODATA}), or 0 where the failure is not a libfabric return code. Not final:
+ * {@link DmaBufUnsupportedException} marks the one failure a caller is expected to recover from.
  */
-public final class FabricException extends RuntimeException {
+public class FabricException extends RuntimeException {
     private final int errno;
 
     public FabricException(String message) {

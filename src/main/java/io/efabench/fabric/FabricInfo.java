@@ -12,7 +12,7 @@ public final class FabricInfo {
         boolean hmem = args.length > 0 && args[0].equals("-hmem");
         try (Discovery d = Discovery.discover(hmem)) {
             System.out.println("provider " + d.provider() + ", libfabric runtime " + Discovery.runtimeVersion()
-                    + ", headers " + Discovery.headerVersion());
+                    + ", headers " + Discovery.headerVersion() + ", api " + Discovery.apiVersion());
             for (NicInfo nic : d.nics()) {
                 System.out.println(nic.index() + ": " + Discovery.describe(nic));
             }

@@ -73,14 +73,65 @@ final class Fi {
     static final int MR_PROV_KEY = LibFabric.FI_MR_PROV_KEY();
     static final int MR_ENDPOINT = LibFabric.FI_MR_ENDPOINT();
     static final int MR_HMEM = LibFabric.FI_MR_HMEM();
+    static final long MR_DMABUF = LibFabric.FI_MR_DMABUF();
+
+    static final int ENOSYS = LibFabric.FI_ENOSYS();
+    static final int EOPNOTSUPP = LibFabric.FI_EOPNOTSUPP();
+    static final int EBADFLAGS = LibFabric.FI_EBADFLAGS();
 
     /** {@code FI_VERSION(major, minor)}: a function-like macro, so jextract cannot give it. */
     static int version(int major, int minor) {
         return (major << 16) | minor;
     }
 
-    /** The header version this code is compiled against; passed to fi_getinfo. */
-    static final int API_VERSION = version(LibFabric.FI_MAJOR_VERSION(), LibFabric.FI_MINOR_VERSION());
+    /** FI_VERSION of the headers the bindings were generated from (2.6). */
+    static final int HEADER_VERSION = version(LibFabric.FI_MAJOR_VERSION(), LibFabric.FI_MINOR_VERSION());
+
+    /** FI_VERSION(1, 20): the first API with {@code fi_mr_attr.dmabuf} and {@code FI_MR_DMABUF}. */
+    static final int DMABUF_VERSION = version(1, 20);
+
+    /** {@code fi_version()} of the library loaded at run time. */
+    static int runtimeVersion() {
+        requireLibrary();
+        return Versions.RUNTIME;
+    }
+
+    /**
+     * The API version passed to fi_getinfo (and, through {@code fabric_attr->api_version}, to
+     * fi_fabric): min(header, runtime). A 1.x library must not be asked for 2.x semantics it
+     * does not know, and the 2.6 structs in the bindings are only safe against an older library
+     * because the code never touches the fields that version lacks (docs/DESIGN.md).
+     */
+    static int apiVersion() {
+        requireLibrary();
+        return Versions.API;
+    }
+
+    private static final class Versions {
+        static final int RUNTIME = LibFabric.fi_version();
+        static final int API = Integer.compareUnsigned(HEADER_VERSION, RUNTIME) <= 0 ? HEADER_VERSION : RUNTIME;
+    }
+
+    /** True when {@code version} (FI_VERSION) is at least {@code required}. */
+    static boolean atLeast(int version, int required) {
+        return Integer.compareUnsigned(version, required) >= 0;
+    }
+
+    /**
+     * Refuses, with one line, a feature that needs a newer API than this process requested
+     * (the library's, where that is older than the headers).
+     */
+    static void requireApi(int required, String feature) {
+        if (!atLeast(apiVersion(), required)) {
+            throw new FabricException(apiTooOld(required, feature));
+        }
+    }
+
+    static String apiTooOld(int required, String feature) {
+        return feature + " needs libfabric API " + versionText(required) + " or newer; this process uses "
+                + versionText(apiVersion()) + " (runtime " + versionText(runtimeVersion()) + ", headers "
+                + versionText(HEADER_VERSION) + ")";
+    }
 
     static String versionText(int version) {
         return (version >>> 16) + "." + (version & 0xffff);

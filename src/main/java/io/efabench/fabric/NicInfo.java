@@ -20,6 +20,11 @@ public record NicInfo(int index, String provider, String fabricName, String doma
                       long linkSpeedBps, long mrMode, long mode, long caps, long cqDataSize,
                       long maxMsgSize, long injectSize) {
 
+    /** True when the provider granted FI_HMEM (device memory registration) on this NIC. */
+    public boolean offersHmem() {
+        return (caps & Fi.HMEM) != 0;
+    }
+
     /** Link speed in Gbit/s (1e9 bit/s), 0 when unknown. */
     public double linkGbps() {
         return linkSpeedBps / 1e9;

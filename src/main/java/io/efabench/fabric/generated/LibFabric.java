@@ -33,19 +33,19 @@ public class LibFabric extends LibFabric$shared {
     public static int FI_SUCCESS() {
         return FI_SUCCESS;
     }
-    private static final int FI_MAJOR_VERSION = (int)1L;
+    private static final int FI_MAJOR_VERSION = (int)2L;
     /**
      * {@snippet lang=c :
-     * #define FI_MAJOR_VERSION 1
+     * #define FI_MAJOR_VERSION 2
      * }
      */
     public static int FI_MAJOR_VERSION() {
         return FI_MAJOR_VERSION;
     }
-    private static final int FI_MINOR_VERSION = (int)17L;
+    private static final int FI_MINOR_VERSION = (int)6L;
     /**
      * {@snippet lang=c :
-     * #define FI_MINOR_VERSION 17
+     * #define FI_MINOR_VERSION 6
      * }
      */
     public static int FI_MINOR_VERSION() {
@@ -59,15 +59,6 @@ public class LibFabric extends LibFabric$shared {
      */
     public static int FI_REVISION_VERSION() {
         return FI_REVISION_VERSION;
-    }
-    private static final int FI_ORDER_STRICT = (int)511L;
-    /**
-     * {@snippet lang=c :
-     * #define FI_ORDER_STRICT 511
-     * }
-     */
-    public static int FI_ORDER_STRICT() {
-        return FI_ORDER_STRICT;
     }
     private static final int FI_EOTHER = (int)256L;
     /**
@@ -195,6 +186,15 @@ public class LibFabric extends LibFabric$shared {
     public static int FI_ENORX() {
         return FI_ENORX;
     }
+    private static final int FI_ENOMR = (int)270L;
+    /**
+     * {@snippet lang=c :
+     * enum <anonymous>.FI_ENOMR = 270
+     * }
+     */
+    public static int FI_ENOMR() {
+        return FI_ENOMR;
+    }
 
     private static class fi_strerror {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
@@ -254,15 +254,6 @@ public class LibFabric extends LibFabric$shared {
         } catch (Throwable ex$) {
            throw new AssertionError("should not reach here", ex$);
         }
-    }
-    private static final int FI_PATH_MAX = (int)256L;
-    /**
-     * {@snippet lang=c :
-     * enum <anonymous>.FI_PATH_MAX = 256
-     * }
-     */
-    public static int FI_PATH_MAX() {
-        return FI_PATH_MAX;
     }
     private static final int FI_NAME_MAX = (int)64L;
     /**
@@ -418,33 +409,6 @@ public class LibFabric extends LibFabric$shared {
     public static int FI_AV_TABLE() {
         return FI_AV_TABLE;
     }
-    private static final int FI_MR_UNSPEC = (int)0L;
-    /**
-     * {@snippet lang=c :
-     * enum fi_mr_mode.FI_MR_UNSPEC = 0
-     * }
-     */
-    public static int FI_MR_UNSPEC() {
-        return FI_MR_UNSPEC;
-    }
-    private static final int FI_MR_BASIC = (int)1L;
-    /**
-     * {@snippet lang=c :
-     * enum fi_mr_mode.FI_MR_BASIC = 1
-     * }
-     */
-    public static int FI_MR_BASIC() {
-        return FI_MR_BASIC;
-    }
-    private static final int FI_MR_SCALABLE = (int)2L;
-    /**
-     * {@snippet lang=c :
-     * enum fi_mr_mode.FI_MR_SCALABLE = 2
-     * }
-     */
-    public static int FI_MR_SCALABLE() {
-        return FI_MR_SCALABLE;
-    }
     private static final int FI_PROGRESS_UNSPEC = (int)0L;
     /**
      * {@snippet lang=c :
@@ -561,24 +525,6 @@ public class LibFabric extends LibFabric$shared {
      */
     public static int FI_EP_RDM() {
         return FI_EP_RDM;
-    }
-    private static final int FI_EP_SOCK_STREAM = (int)4L;
-    /**
-     * {@snippet lang=c :
-     * enum fi_ep_type.FI_EP_SOCK_STREAM = 4
-     * }
-     */
-    public static int FI_EP_SOCK_STREAM() {
-        return FI_EP_SOCK_STREAM;
-    }
-    private static final int FI_EP_SOCK_DGRAM = (int)5L;
-    /**
-     * {@snippet lang=c :
-     * enum fi_ep_type.FI_EP_SOCK_DGRAM = 5
-     * }
-     */
-    public static int FI_EP_SOCK_DGRAM() {
-        return FI_EP_SOCK_DGRAM;
     }
     private static final int FI_BUS_UNSPEC = (int)0L;
     /**
@@ -2039,6 +1985,33 @@ public class LibFabric extends LibFabric$shared {
     public static long FI_KEY_NOTAVAIL() {
         return FI_KEY_NOTAVAIL;
     }
+    private static final int FI_MR_UNSPEC = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * #define FI_MR_UNSPEC 0
+     * }
+     */
+    public static int FI_MR_UNSPEC() {
+        return FI_MR_UNSPEC;
+    }
+    private static final int FI_MR_BASIC = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * #define FI_MR_BASIC 1
+     * }
+     */
+    public static int FI_MR_BASIC() {
+        return FI_MR_BASIC;
+    }
+    private static final int FI_MR_SCALABLE = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * #define FI_MR_SCALABLE 2
+     * }
+     */
+    public static int FI_MR_SCALABLE() {
+        return FI_MR_SCALABLE;
+    }
     private static final int FI_MR_LOCAL = (int)4L;
     /**
      * {@snippet lang=c :
@@ -2219,6 +2192,15 @@ public class LibFabric extends LibFabric$shared {
     public static long FI_ORDER_SAS() {
         return FI_ORDER_SAS;
     }
+    private static final int FI_ORDER_STRICT = (int)511L;
+    /**
+     * {@snippet lang=c :
+     * #define FI_ORDER_STRICT 511
+     * }
+     */
+    public static int FI_ORDER_STRICT() {
+        return FI_ORDER_STRICT;
+    }
     private static final long FI_ORDER_RMA_RAR = 4294967296L;
     /**
      * {@snippet lang=c :
@@ -2345,24 +2327,6 @@ public class LibFabric extends LibFabric$shared {
     public static long FI_LOCAL_MR() {
         return FI_LOCAL_MR;
     }
-    private static final long FI_NOTIFY_FLAGS_ONLY = 18014398509481984L;
-    /**
-     * {@snippet lang=c :
-     * #define FI_NOTIFY_FLAGS_ONLY 18014398509481984
-     * }
-     */
-    public static long FI_NOTIFY_FLAGS_ONLY() {
-        return FI_NOTIFY_FLAGS_ONLY;
-    }
-    private static final long FI_RESTRICTED_COMP = 9007199254740992L;
-    /**
-     * {@snippet lang=c :
-     * #define FI_RESTRICTED_COMP 9007199254740992
-     * }
-     */
-    public static long FI_RESTRICTED_COMP() {
-        return FI_RESTRICTED_COMP;
-    }
     private static final long FI_CONTEXT2 = 4503599627370496L;
     /**
      * {@snippet lang=c :
@@ -2372,15 +2336,6 @@ public class LibFabric extends LibFabric$shared {
     public static long FI_CONTEXT2() {
         return FI_CONTEXT2;
     }
-    private static final long FI_BUFFERED_RECV = 2251799813685248L;
-    /**
-     * {@snippet lang=c :
-     * #define FI_BUFFERED_RECV 2251799813685248
-     * }
-     */
-    public static long FI_BUFFERED_RECV() {
-        return FI_BUFFERED_RECV;
-    }
     private static final long FI_SELECTIVE_COMPLETION = 576460752303423488L;
     /**
      * {@snippet lang=c :
@@ -2389,6 +2344,42 @@ public class LibFabric extends LibFabric$shared {
      */
     public static long FI_SELECTIVE_COMPLETION() {
         return FI_SELECTIVE_COMPLETION;
+    }
+    private static final long FI_MR_DMABUF = 1099511627776L;
+    /**
+     * {@snippet lang=c :
+     * #define FI_MR_DMABUF 1099511627776
+     * }
+     */
+    public static long FI_MR_DMABUF() {
+        return FI_MR_DMABUF;
+    }
+    private static final long FI_MR_SINGLE_USE = 2199023255552L;
+    /**
+     * {@snippet lang=c :
+     * #define FI_MR_SINGLE_USE 2199023255552
+     * }
+     */
+    public static long FI_MR_SINGLE_USE() {
+        return FI_MR_SINGLE_USE;
+    }
+    private static final long FI_HMEM_HOST_ALLOC = 35184372088832L;
+    /**
+     * {@snippet lang=c :
+     * #define FI_HMEM_HOST_ALLOC 35184372088832
+     * }
+     */
+    public static long FI_HMEM_HOST_ALLOC() {
+        return FI_HMEM_HOST_ALLOC;
+    }
+    private static final long FI_HMEM_DEVICE_ONLY = 70368744177664L;
+    /**
+     * {@snippet lang=c :
+     * #define FI_HMEM_DEVICE_ONLY 70368744177664
+     * }
+     */
+    public static long FI_HMEM_DEVICE_ONLY() {
+        return FI_HMEM_DEVICE_ONLY;
     }
 }
 

@@ -100,7 +100,7 @@ public class fi_bus_attr {
 
         private static final GroupLayout $LAYOUT = MemoryLayout.unionLayout(
             fi_pci_attr.layout().withName("pci")
-        ).withName("$anon$493:2");
+        ).withName("$anon$517:2");
 
         /**
          * The layout of this union

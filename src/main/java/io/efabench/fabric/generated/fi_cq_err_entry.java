@@ -26,6 +26,7 @@ import static java.lang.foreign.MemoryLayout.PathElement.*;
  *     int prov_errno;
  *     void *err_data;
  *     size_t err_data_size;
+ *     fi_addr_t src_addr;
  * }
  * }
  */
@@ -46,7 +47,8 @@ public class fi_cq_err_entry {
         LibFabric.C_INT.withName("err"),
         LibFabric.C_INT.withName("prov_errno"),
         LibFabric.C_POINTER.withName("err_data"),
-        LibFabric.C_LONG.withName("err_data_size")
+        LibFabric.C_LONG.withName("err_data_size"),
+        LibFabric.C_LONG.withName("src_addr")
     ).withName("fi_cq_err_entry");
 
     /**
@@ -538,6 +540,50 @@ public class fi_cq_err_entry {
      */
     public static void err_data_size(MemorySegment struct, long fieldValue) {
         struct.set(err_data_size$LAYOUT, err_data_size$OFFSET, fieldValue);
+    }
+
+    private static final OfLong src_addr$LAYOUT = (OfLong)$LAYOUT.select(groupElement("src_addr"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * fi_addr_t src_addr
+     * }
+     */
+    public static final OfLong src_addr$layout() {
+        return src_addr$LAYOUT;
+    }
+
+    private static final long src_addr$OFFSET = $LAYOUT.byteOffset(groupElement("src_addr"));
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * fi_addr_t src_addr
+     * }
+     */
+    public static final long src_addr$offset() {
+        return src_addr$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * fi_addr_t src_addr
+     * }
+     */
+    public static long src_addr(MemorySegment struct) {
+        return struct.get(src_addr$LAYOUT, src_addr$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * fi_addr_t src_addr
+     * }
+     */
+    public static void src_addr(MemorySegment struct, long fieldValue) {
+        struct.set(src_addr$LAYOUT, src_addr$OFFSET, fieldValue);
     }
 
     /**

@@ -19,7 +19,10 @@ import static java.lang.foreign.MemoryLayout.PathElement.*;
  *     char *name;
  *     enum fi_threading threading;
  *     enum fi_progress control_progress;
- *     enum fi_progress data_progress;
+ *     union {
+ *         enum fi_progress data_progress;
+ *         enum fi_progress progress;
+ *     };
  *     enum fi_resource_mgmt resource_mgmt;
  *     enum fi_av_type av_type;
  *     int mr_mode;
@@ -42,6 +45,10 @@ import static java.lang.foreign.MemoryLayout.PathElement.*;
  *     size_t max_err_data;
  *     size_t mr_cnt;
  *     uint32_t tclass;
+ *     size_t max_ep_auth_key;
+ *     uint32_t max_group_id;
+ *     uint64_t max_cntr_value;
+ *     uint64_t max_err_cntr_value;
  * }
  * }
  */
@@ -56,7 +63,10 @@ public class fi_domain_attr {
         LibFabric.C_POINTER.withName("name"),
         LibFabric.C_INT.withName("threading"),
         LibFabric.C_INT.withName("control_progress"),
-        LibFabric.C_INT.withName("data_progress"),
+        MemoryLayout.unionLayout(
+            LibFabric.C_INT.withName("data_progress"),
+            LibFabric.C_INT.withName("progress")
+        ).withName("$anon$435:2"),
         LibFabric.C_INT.withName("resource_mgmt"),
         LibFabric.C_INT.withName("av_type"),
         LibFabric.C_INT.withName("mr_mode"),
@@ -79,7 +89,12 @@ public class fi_domain_attr {
         LibFabric.C_LONG.withName("max_err_data"),
         LibFabric.C_LONG.withName("mr_cnt"),
         LibFabric.C_INT.withName("tclass"),
-        MemoryLayout.paddingLayout(4)
+        MemoryLayout.paddingLayout(4),
+        LibFabric.C_LONG.withName("max_ep_auth_key"),
+        LibFabric.C_INT.withName("max_group_id"),
+        MemoryLayout.paddingLayout(4),
+        LibFabric.C_LONG.withName("max_cntr_value"),
+        LibFabric.C_LONG.withName("max_err_cntr_value")
     ).withName("fi_domain_attr");
 
     /**
@@ -265,7 +280,7 @@ public class fi_domain_attr {
         struct.set(control_progress$LAYOUT, control_progress$OFFSET, fieldValue);
     }
 
-    private static final OfInt data_progress$LAYOUT = (OfInt)$LAYOUT.select(groupElement("data_progress"));
+    private static final OfInt data_progress$LAYOUT = (OfInt)$LAYOUT.select(groupElement("$anon$435:2"), groupElement("data_progress"));
 
     /**
      * Layout for field:
@@ -277,7 +292,7 @@ public class fi_domain_attr {
         return data_progress$LAYOUT;
     }
 
-    private static final long data_progress$OFFSET = $LAYOUT.byteOffset(groupElement("data_progress"));
+    private static final long data_progress$OFFSET = $LAYOUT.byteOffset(groupElement("$anon$435:2"), groupElement("data_progress"));
 
     /**
      * Offset for field:
@@ -307,6 +322,50 @@ public class fi_domain_attr {
      */
     public static void data_progress(MemorySegment struct, int fieldValue) {
         struct.set(data_progress$LAYOUT, data_progress$OFFSET, fieldValue);
+    }
+
+    private static final OfInt progress$LAYOUT = (OfInt)$LAYOUT.select(groupElement("$anon$435:2"), groupElement("progress"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * enum fi_progress progress
+     * }
+     */
+    public static final OfInt progress$layout() {
+        return progress$LAYOUT;
+    }
+
+    private static final long progress$OFFSET = $LAYOUT.byteOffset(groupElement("$anon$435:2"), groupElement("progress"));
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * enum fi_progress progress
+     * }
+     */
+    public static final long progress$offset() {
+        return progress$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * enum fi_progress progress
+     * }
+     */
+    public static int progress(MemorySegment struct) {
+        return struct.get(progress$LAYOUT, progress$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * enum fi_progress progress
+     * }
+     */
+    public static void progress(MemorySegment struct, int fieldValue) {
+        struct.set(progress$LAYOUT, progress$OFFSET, fieldValue);
     }
 
     private static final OfInt resource_mgmt$LAYOUT = (OfInt)$LAYOUT.select(groupElement("resource_mgmt"));
@@ -1275,6 +1334,182 @@ public class fi_domain_attr {
      */
     public static void tclass(MemorySegment struct, int fieldValue) {
         struct.set(tclass$LAYOUT, tclass$OFFSET, fieldValue);
+    }
+
+    private static final OfLong max_ep_auth_key$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_ep_auth_key"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * size_t max_ep_auth_key
+     * }
+     */
+    public static final OfLong max_ep_auth_key$layout() {
+        return max_ep_auth_key$LAYOUT;
+    }
+
+    private static final long max_ep_auth_key$OFFSET = $LAYOUT.byteOffset(groupElement("max_ep_auth_key"));
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * size_t max_ep_auth_key
+     * }
+     */
+    public static final long max_ep_auth_key$offset() {
+        return max_ep_auth_key$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * size_t max_ep_auth_key
+     * }
+     */
+    public static long max_ep_auth_key(MemorySegment struct) {
+        return struct.get(max_ep_auth_key$LAYOUT, max_ep_auth_key$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * size_t max_ep_auth_key
+     * }
+     */
+    public static void max_ep_auth_key(MemorySegment struct, long fieldValue) {
+        struct.set(max_ep_auth_key$LAYOUT, max_ep_auth_key$OFFSET, fieldValue);
+    }
+
+    private static final OfInt max_group_id$LAYOUT = (OfInt)$LAYOUT.select(groupElement("max_group_id"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * uint32_t max_group_id
+     * }
+     */
+    public static final OfInt max_group_id$layout() {
+        return max_group_id$LAYOUT;
+    }
+
+    private static final long max_group_id$OFFSET = $LAYOUT.byteOffset(groupElement("max_group_id"));
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * uint32_t max_group_id
+     * }
+     */
+    public static final long max_group_id$offset() {
+        return max_group_id$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * uint32_t max_group_id
+     * }
+     */
+    public static int max_group_id(MemorySegment struct) {
+        return struct.get(max_group_id$LAYOUT, max_group_id$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * uint32_t max_group_id
+     * }
+     */
+    public static void max_group_id(MemorySegment struct, int fieldValue) {
+        struct.set(max_group_id$LAYOUT, max_group_id$OFFSET, fieldValue);
+    }
+
+    private static final OfLong max_cntr_value$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_cntr_value"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * uint64_t max_cntr_value
+     * }
+     */
+    public static final OfLong max_cntr_value$layout() {
+        return max_cntr_value$LAYOUT;
+    }
+
+    private static final long max_cntr_value$OFFSET = $LAYOUT.byteOffset(groupElement("max_cntr_value"));
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * uint64_t max_cntr_value
+     * }
+     */
+    public static final long max_cntr_value$offset() {
+        return max_cntr_value$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * uint64_t max_cntr_value
+     * }
+     */
+    public static long max_cntr_value(MemorySegment struct) {
+        return struct.get(max_cntr_value$LAYOUT, max_cntr_value$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * uint64_t max_cntr_value
+     * }
+     */
+    public static void max_cntr_value(MemorySegment struct, long fieldValue) {
+        struct.set(max_cntr_value$LAYOUT, max_cntr_value$OFFSET, fieldValue);
+    }
+
+    private static final OfLong max_err_cntr_value$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_err_cntr_value"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * uint64_t max_err_cntr_value
+     * }
+     */
+    public static final OfLong max_err_cntr_value$layout() {
+        return max_err_cntr_value$LAYOUT;
+    }
+
+    private static final long max_err_cntr_value$OFFSET = $LAYOUT.byteOffset(groupElement("max_err_cntr_value"));
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * uint64_t max_err_cntr_value
+     * }
+     */
+    public static final long max_err_cntr_value$offset() {
+        return max_err_cntr_value$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * uint64_t max_err_cntr_value
+     * }
+     */
+    public static long max_err_cntr_value(MemorySegment struct) {
+        return struct.get(max_err_cntr_value$LAYOUT, max_err_cntr_value$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * uint64_t max_err_cntr_value
+     * }
+     */
+    public static void max_err_cntr_value(MemorySegment struct, long fieldValue) {
+        struct.set(max_err_cntr_value$LAYOUT, max_err_cntr_value$OFFSET, fieldValue);
     }
 
     /**

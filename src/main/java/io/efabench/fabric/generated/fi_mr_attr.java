@@ -15,7 +15,10 @@ import static java.lang.foreign.MemoryLayout.PathElement.*;
 /**
  * {@snippet lang=c :
  * struct fi_mr_attr {
- *     const struct iovec *mr_iov;
+ *     union {
+ *         const struct iovec *mr_iov;
+ *         const struct fi_mr_dmabuf *dmabuf;
+ *     };
  *     size_t iov_count;
  *     uint64_t access;
  *     uint64_t offset;
@@ -30,7 +33,12 @@ import static java.lang.foreign.MemoryLayout.PathElement.*;
  *         int ze;
  *         int neuron;
  *         int synapseai;
+ *         int rocr;
  *     } device;
+ *     void *hmem_data;
+ *     size_t page_size;
+ *     const struct fid_mr *base_mr;
+ *     size_t sub_mr_cnt;
  * }
  * }
  */
@@ -41,7 +49,10 @@ public class fi_mr_attr {
     }
 
     private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-        LibFabric.C_POINTER.withName("mr_iov"),
+        MemoryLayout.unionLayout(
+            LibFabric.C_POINTER.withName("mr_iov"),
+            LibFabric.C_POINTER.withName("dmabuf")
+        ).withName("$anon$164:2"),
         LibFabric.C_LONG.withName("iov_count"),
         LibFabric.C_LONG.withName("access"),
         LibFabric.C_LONG.withName("offset"),
@@ -51,7 +62,11 @@ public class fi_mr_attr {
         LibFabric.C_POINTER.withName("auth_key"),
         LibFabric.C_INT.withName("iface"),
         MemoryLayout.paddingLayout(4),
-        fi_mr_attr.device.layout().withName("device")
+        fi_mr_attr.device.layout().withName("device"),
+        LibFabric.C_POINTER.withName("hmem_data"),
+        LibFabric.C_LONG.withName("page_size"),
+        LibFabric.C_POINTER.withName("base_mr"),
+        LibFabric.C_LONG.withName("sub_mr_cnt")
     ).withName("fi_mr_attr");
 
     /**
@@ -61,7 +76,7 @@ public class fi_mr_attr {
         return $LAYOUT;
     }
 
-    private static final AddressLayout mr_iov$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("mr_iov"));
+    private static final AddressLayout mr_iov$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("$anon$164:2"), groupElement("mr_iov"));
 
     /**
      * Layout for field:
@@ -73,7 +88,7 @@ public class fi_mr_attr {
         return mr_iov$LAYOUT;
     }
 
-    private static final long mr_iov$OFFSET = $LAYOUT.byteOffset(groupElement("mr_iov"));
+    private static final long mr_iov$OFFSET = $LAYOUT.byteOffset(groupElement("$anon$164:2"), groupElement("mr_iov"));
 
     /**
      * Offset for field:
@@ -103,6 +118,50 @@ public class fi_mr_attr {
      */
     public static void mr_iov(MemorySegment struct, MemorySegment fieldValue) {
         struct.set(mr_iov$LAYOUT, mr_iov$OFFSET, fieldValue);
+    }
+
+    private static final AddressLayout dmabuf$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("$anon$164:2"), groupElement("dmabuf"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * const struct fi_mr_dmabuf *dmabuf
+     * }
+     */
+    public static final AddressLayout dmabuf$layout() {
+        return dmabuf$LAYOUT;
+    }
+
+    private static final long dmabuf$OFFSET = $LAYOUT.byteOffset(groupElement("$anon$164:2"), groupElement("dmabuf"));
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * const struct fi_mr_dmabuf *dmabuf
+     * }
+     */
+    public static final long dmabuf$offset() {
+        return dmabuf$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * const struct fi_mr_dmabuf *dmabuf
+     * }
+     */
+    public static MemorySegment dmabuf(MemorySegment struct) {
+        return struct.get(dmabuf$LAYOUT, dmabuf$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * const struct fi_mr_dmabuf *dmabuf
+     * }
+     */
+    public static void dmabuf(MemorySegment struct, MemorySegment fieldValue) {
+        struct.set(dmabuf$LAYOUT, dmabuf$OFFSET, fieldValue);
     }
 
     private static final OfLong iov_count$LAYOUT = (OfLong)$LAYOUT.select(groupElement("iov_count"));
@@ -465,6 +524,7 @@ public class fi_mr_attr {
      *     int ze;
      *     int neuron;
      *     int synapseai;
+     *     int rocr;
      * }
      * }
      */
@@ -479,8 +539,9 @@ public class fi_mr_attr {
             LibFabric.C_INT.withName("cuda"),
             LibFabric.C_INT.withName("ze"),
             LibFabric.C_INT.withName("neuron"),
-            LibFabric.C_INT.withName("synapseai")
-        ).withName("$anon$143:2");
+            LibFabric.C_INT.withName("synapseai"),
+            LibFabric.C_INT.withName("rocr")
+        ).withName("$anon$176:2");
 
         /**
          * The layout of this union
@@ -709,6 +770,50 @@ public class fi_mr_attr {
             union.set(synapseai$LAYOUT, synapseai$OFFSET, fieldValue);
         }
 
+        private static final OfInt rocr$LAYOUT = (OfInt)$LAYOUT.select(groupElement("rocr"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * int rocr
+         * }
+         */
+        public static final OfInt rocr$layout() {
+            return rocr$LAYOUT;
+        }
+
+        private static final long rocr$OFFSET = $LAYOUT.byteOffset(groupElement("rocr"));
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * int rocr
+         * }
+         */
+        public static final long rocr$offset() {
+            return rocr$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * int rocr
+         * }
+         */
+        public static int rocr(MemorySegment union) {
+            return union.get(rocr$LAYOUT, rocr$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * int rocr
+         * }
+         */
+        public static void rocr(MemorySegment union, int fieldValue) {
+            union.set(rocr$LAYOUT, rocr$OFFSET, fieldValue);
+        }
+
         /**
          * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
          * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
@@ -765,6 +870,7 @@ public class fi_mr_attr {
      *     int ze;
      *     int neuron;
      *     int synapseai;
+     *     int rocr;
      * } device
      * }
      */
@@ -783,6 +889,7 @@ public class fi_mr_attr {
      *     int ze;
      *     int neuron;
      *     int synapseai;
+     *     int rocr;
      * } device
      * }
      */
@@ -799,6 +906,7 @@ public class fi_mr_attr {
      *     int ze;
      *     int neuron;
      *     int synapseai;
+     *     int rocr;
      * } device
      * }
      */
@@ -815,11 +923,188 @@ public class fi_mr_attr {
      *     int ze;
      *     int neuron;
      *     int synapseai;
+     *     int rocr;
      * } device
      * }
      */
     public static void device(MemorySegment struct, MemorySegment fieldValue) {
         MemorySegment.copy(fieldValue, 0L, struct, device$OFFSET, device$LAYOUT.byteSize());
+    }
+
+    private static final AddressLayout hmem_data$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("hmem_data"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * void *hmem_data
+     * }
+     */
+    public static final AddressLayout hmem_data$layout() {
+        return hmem_data$LAYOUT;
+    }
+
+    private static final long hmem_data$OFFSET = $LAYOUT.byteOffset(groupElement("hmem_data"));
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * void *hmem_data
+     * }
+     */
+    public static final long hmem_data$offset() {
+        return hmem_data$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * void *hmem_data
+     * }
+     */
+    public static MemorySegment hmem_data(MemorySegment struct) {
+        return struct.get(hmem_data$LAYOUT, hmem_data$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * void *hmem_data
+     * }
+     */
+    public static void hmem_data(MemorySegment struct, MemorySegment fieldValue) {
+        struct.set(hmem_data$LAYOUT, hmem_data$OFFSET, fieldValue);
+    }
+
+    private static final OfLong page_size$LAYOUT = (OfLong)$LAYOUT.select(groupElement("page_size"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * size_t page_size
+     * }
+     */
+    public static final OfLong page_size$layout() {
+        return page_size$LAYOUT;
+    }
+
+    private static final long page_size$OFFSET = $LAYOUT.byteOffset(groupElement("page_size"));
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * size_t page_size
+     * }
+     */
+    public static final long page_size$offset() {
+        return page_size$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * size_t page_size
+     * }
+     */
+    public static long page_size(MemorySegment struct) {
+        return struct.get(page_size$LAYOUT, page_size$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * size_t page_size
+     * }
+     */
+    public static void page_size(MemorySegment struct, long fieldValue) {
+        struct.set(page_size$LAYOUT, page_size$OFFSET, fieldValue);
+    }
+
+    private static final AddressLayout base_mr$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("base_mr"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * const struct fid_mr *base_mr
+     * }
+     */
+    public static final AddressLayout base_mr$layout() {
+        return base_mr$LAYOUT;
+    }
+
+    private static final long base_mr$OFFSET = $LAYOUT.byteOffset(groupElement("base_mr"));
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * const struct fid_mr *base_mr
+     * }
+     */
+    public static final long base_mr$offset() {
+        return base_mr$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * const struct fid_mr *base_mr
+     * }
+     */
+    public static MemorySegment base_mr(MemorySegment struct) {
+        return struct.get(base_mr$LAYOUT, base_mr$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * const struct fid_mr *base_mr
+     * }
+     */
+    public static void base_mr(MemorySegment struct, MemorySegment fieldValue) {
+        struct.set(base_mr$LAYOUT, base_mr$OFFSET, fieldValue);
+    }
+
+    private static final OfLong sub_mr_cnt$LAYOUT = (OfLong)$LAYOUT.select(groupElement("sub_mr_cnt"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * size_t sub_mr_cnt
+     * }
+     */
+    public static final OfLong sub_mr_cnt$layout() {
+        return sub_mr_cnt$LAYOUT;
+    }
+
+    private static final long sub_mr_cnt$OFFSET = $LAYOUT.byteOffset(groupElement("sub_mr_cnt"));
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * size_t sub_mr_cnt
+     * }
+     */
+    public static final long sub_mr_cnt$offset() {
+        return sub_mr_cnt$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * size_t sub_mr_cnt
+     * }
+     */
+    public static long sub_mr_cnt(MemorySegment struct) {
+        return struct.get(sub_mr_cnt$LAYOUT, sub_mr_cnt$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * size_t sub_mr_cnt
+     * }
+     */
+    public static void sub_mr_cnt(MemorySegment struct, long fieldValue) {
+        struct.set(sub_mr_cnt$LAYOUT, sub_mr_cnt$OFFSET, fieldValue);
     }
 
     /**

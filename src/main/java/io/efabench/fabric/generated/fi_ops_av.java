@@ -23,6 +23,9 @@ import static java.lang.foreign.MemoryLayout.PathElement.*;
  *     int (*lookup)(struct fid_av *, fi_addr_t, void *, size_t *);
  *     const char *(*straddr)(struct fid_av *, const void *, char *, size_t *);
  *     int (*av_set)(struct fid_av *, struct fi_av_set_attr *, struct fid_av_set **, void *);
+ *     int (*insert_auth_key)(struct fid_av *, const void *, size_t, fi_addr_t *, uint64_t);
+ *     int (*lookup_auth_key)(struct fid_av *, fi_addr_t, void *, size_t *);
+ *     int (*set_user_id)(struct fid_av *, fi_addr_t, fi_addr_t, uint64_t);
  * }
  * }
  */
@@ -40,7 +43,10 @@ public class fi_ops_av {
         LibFabric.C_POINTER.withName("remove"),
         LibFabric.C_POINTER.withName("lookup"),
         LibFabric.C_POINTER.withName("straddr"),
-        LibFabric.C_POINTER.withName("av_set")
+        LibFabric.C_POINTER.withName("av_set"),
+        LibFabric.C_POINTER.withName("insert_auth_key"),
+        LibFabric.C_POINTER.withName("lookup_auth_key"),
+        LibFabric.C_POINTER.withName("set_user_id")
     ).withName("fi_ops_av");
 
     /**
@@ -821,6 +827,316 @@ public class fi_ops_av {
      */
     public static void av_set(MemorySegment struct, MemorySegment fieldValue) {
         struct.set(av_set$LAYOUT, av_set$OFFSET, fieldValue);
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int (*insert_auth_key)(struct fid_av *, const void *, size_t, fi_addr_t *, uint64_t)
+     * }
+     */
+    public final static class insert_auth_key {
+
+        private insert_auth_key() {
+            // Should not be called directly
+        }
+
+        /**
+         * The function pointer signature, expressed as a functional interface
+         */
+        public interface Function {
+            int apply(MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, long _x4);
+        }
+
+        private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
+            LibFabric.C_INT,
+            LibFabric.C_POINTER,
+            LibFabric.C_POINTER,
+            LibFabric.C_LONG,
+            LibFabric.C_POINTER,
+            LibFabric.C_LONG
+        );
+
+        /**
+         * The descriptor of this function pointer
+         */
+        public static FunctionDescriptor descriptor() {
+            return $DESC;
+        }
+
+        private static final MethodHandle UP$MH = LibFabric.upcallHandle(insert_auth_key.Function.class, "apply", $DESC);
+
+        /**
+         * Allocates a new upcall stub, whose implementation is defined by {@code fi}.
+         * The lifetime of the returned segment is managed by {@code arena}
+         */
+        public static MemorySegment allocate(insert_auth_key.Function fi, Arena arena) {
+            return Linker.nativeLinker().upcallStub(UP$MH.bindTo(fi), $DESC, arena);
+        }
+
+        private static final MethodHandle DOWN$MH = Linker.nativeLinker().downcallHandle($DESC);
+
+        /**
+         * Invoke the upcall stub {@code funcPtr}, with given parameters
+         */
+        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, MemorySegment _x1, long _x2, MemorySegment _x3, long _x4) {
+            try {
+                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3, _x4);
+            } catch (Error | RuntimeException ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final AddressLayout insert_auth_key$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("insert_auth_key"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * int (*insert_auth_key)(struct fid_av *, const void *, size_t, fi_addr_t *, uint64_t)
+     * }
+     */
+    public static final AddressLayout insert_auth_key$layout() {
+        return insert_auth_key$LAYOUT;
+    }
+
+    private static final long insert_auth_key$OFFSET = $LAYOUT.byteOffset(groupElement("insert_auth_key"));
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * int (*insert_auth_key)(struct fid_av *, const void *, size_t, fi_addr_t *, uint64_t)
+     * }
+     */
+    public static final long insert_auth_key$offset() {
+        return insert_auth_key$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * int (*insert_auth_key)(struct fid_av *, const void *, size_t, fi_addr_t *, uint64_t)
+     * }
+     */
+    public static MemorySegment insert_auth_key(MemorySegment struct) {
+        return struct.get(insert_auth_key$LAYOUT, insert_auth_key$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * int (*insert_auth_key)(struct fid_av *, const void *, size_t, fi_addr_t *, uint64_t)
+     * }
+     */
+    public static void insert_auth_key(MemorySegment struct, MemorySegment fieldValue) {
+        struct.set(insert_auth_key$LAYOUT, insert_auth_key$OFFSET, fieldValue);
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int (*lookup_auth_key)(struct fid_av *, fi_addr_t, void *, size_t *)
+     * }
+     */
+    public final static class lookup_auth_key {
+
+        private lookup_auth_key() {
+            // Should not be called directly
+        }
+
+        /**
+         * The function pointer signature, expressed as a functional interface
+         */
+        public interface Function {
+            int apply(MemorySegment _x0, long _x1, MemorySegment _x2, MemorySegment _x3);
+        }
+
+        private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
+            LibFabric.C_INT,
+            LibFabric.C_POINTER,
+            LibFabric.C_LONG,
+            LibFabric.C_POINTER,
+            LibFabric.C_POINTER
+        );
+
+        /**
+         * The descriptor of this function pointer
+         */
+        public static FunctionDescriptor descriptor() {
+            return $DESC;
+        }
+
+        private static final MethodHandle UP$MH = LibFabric.upcallHandle(lookup_auth_key.Function.class, "apply", $DESC);
+
+        /**
+         * Allocates a new upcall stub, whose implementation is defined by {@code fi}.
+         * The lifetime of the returned segment is managed by {@code arena}
+         */
+        public static MemorySegment allocate(lookup_auth_key.Function fi, Arena arena) {
+            return Linker.nativeLinker().upcallStub(UP$MH.bindTo(fi), $DESC, arena);
+        }
+
+        private static final MethodHandle DOWN$MH = Linker.nativeLinker().downcallHandle($DESC);
+
+        /**
+         * Invoke the upcall stub {@code funcPtr}, with given parameters
+         */
+        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, long _x1, MemorySegment _x2, MemorySegment _x3) {
+            try {
+                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+            } catch (Error | RuntimeException ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final AddressLayout lookup_auth_key$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("lookup_auth_key"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * int (*lookup_auth_key)(struct fid_av *, fi_addr_t, void *, size_t *)
+     * }
+     */
+    public static final AddressLayout lookup_auth_key$layout() {
+        return lookup_auth_key$LAYOUT;
+    }
+
+    private static final long lookup_auth_key$OFFSET = $LAYOUT.byteOffset(groupElement("lookup_auth_key"));
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * int (*lookup_auth_key)(struct fid_av *, fi_addr_t, void *, size_t *)
+     * }
+     */
+    public static final long lookup_auth_key$offset() {
+        return lookup_auth_key$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * int (*lookup_auth_key)(struct fid_av *, fi_addr_t, void *, size_t *)
+     * }
+     */
+    public static MemorySegment lookup_auth_key(MemorySegment struct) {
+        return struct.get(lookup_auth_key$LAYOUT, lookup_auth_key$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * int (*lookup_auth_key)(struct fid_av *, fi_addr_t, void *, size_t *)
+     * }
+     */
+    public static void lookup_auth_key(MemorySegment struct, MemorySegment fieldValue) {
+        struct.set(lookup_auth_key$LAYOUT, lookup_auth_key$OFFSET, fieldValue);
+    }
+
+    /**
+     * {@snippet lang=c :
+     * int (*set_user_id)(struct fid_av *, fi_addr_t, fi_addr_t, uint64_t)
+     * }
+     */
+    public final static class set_user_id {
+
+        private set_user_id() {
+            // Should not be called directly
+        }
+
+        /**
+         * The function pointer signature, expressed as a functional interface
+         */
+        public interface Function {
+            int apply(MemorySegment _x0, long _x1, long _x2, long _x3);
+        }
+
+        private static final FunctionDescriptor $DESC = FunctionDescriptor.of(
+            LibFabric.C_INT,
+            LibFabric.C_POINTER,
+            LibFabric.C_LONG,
+            LibFabric.C_LONG,
+            LibFabric.C_LONG
+        );
+
+        /**
+         * The descriptor of this function pointer
+         */
+        public static FunctionDescriptor descriptor() {
+            return $DESC;
+        }
+
+        private static final MethodHandle UP$MH = LibFabric.upcallHandle(set_user_id.Function.class, "apply", $DESC);
+
+        /**
+         * Allocates a new upcall stub, whose implementation is defined by {@code fi}.
+         * The lifetime of the returned segment is managed by {@code arena}
+         */
+        public static MemorySegment allocate(set_user_id.Function fi, Arena arena) {
+            return Linker.nativeLinker().upcallStub(UP$MH.bindTo(fi), $DESC, arena);
+        }
+
+        private static final MethodHandle DOWN$MH = Linker.nativeLinker().downcallHandle($DESC);
+
+        /**
+         * Invoke the upcall stub {@code funcPtr}, with given parameters
+         */
+        public static int invoke(MemorySegment funcPtr, MemorySegment _x0, long _x1, long _x2, long _x3) {
+            try {
+                return (int) DOWN$MH.invokeExact(funcPtr, _x0, _x1, _x2, _x3);
+            } catch (Error | RuntimeException ex) {
+                throw ex;
+            } catch (Throwable ex$) {
+                throw new AssertionError("should not reach here", ex$);
+            }
+        }
+    }
+
+    private static final AddressLayout set_user_id$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("set_user_id"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * int (*set_user_id)(struct fid_av *, fi_addr_t, fi_addr_t, uint64_t)
+     * }
+     */
+    public static final AddressLayout set_user_id$layout() {
+        return set_user_id$LAYOUT;
+    }
+
+    private static final long set_user_id$OFFSET = $LAYOUT.byteOffset(groupElement("set_user_id"));
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * int (*set_user_id)(struct fid_av *, fi_addr_t, fi_addr_t, uint64_t)
+     * }
+     */
+    public static final long set_user_id$offset() {
+        return set_user_id$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * int (*set_user_id)(struct fid_av *, fi_addr_t, fi_addr_t, uint64_t)
+     * }
+     */
+    public static MemorySegment set_user_id(MemorySegment struct) {
+        return struct.get(set_user_id$LAYOUT, set_user_id$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * int (*set_user_id)(struct fid_av *, fi_addr_t, fi_addr_t, uint64_t)
+     * }
+     */
+    public static void set_user_id(MemorySegment struct, MemorySegment fieldValue) {
+        struct.set(set_user_id$LAYOUT, set_user_id$OFFSET, fieldValue);
     }
 
     /**
