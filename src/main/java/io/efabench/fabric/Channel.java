@@ -85,7 +85,12 @@ public final class Channel implements AutoCloseable {
 
     private final NicInfo nic;
     private final long mrMode;
-    private final boolean mrLocal;
+    /**
+     * Pass memory descriptors with every operation: required under FI_MR_LOCAL, and under
+     * FI_MR_HMEM for device memory (without a descriptor shm takes a device pointer for host
+     * memory and memcpy()s from it: a SIGSEGV that its signal handler turns into a JVM crash).
+     */
+    private final boolean passDescriptors;
     private final boolean rxCqDataConsumesRecv;
     private final long cqDataMask;
     private int apiVersion;
@@ -124,7 +129,7 @@ public final class Channel implements AutoCloseable {
     private Channel(NicInfo nic) {
         this.nic = nic;
         this.mrMode = nic.mrMode();
-        this.mrLocal = (mrMode & Fi.MR_LOCAL) != 0;
+        this.passDescriptors = (mrMode & (Fi.MR_LOCAL | Fi.MR_HMEM)) != 0 || (nic.caps() & Fi.HMEM) != 0;
         this.rxCqDataConsumesRecv = (nic.mode() & Fi.RX_CQ_DATA) != 0;
         this.cqDataMask = nic.cqDataSize() >= 8 ? -1L : (1L << (8 * nic.cqDataSize())) - 1;
         // An automatic arena: owned by this channel alone, freed when the channel is unreachable,
@@ -153,7 +158,7 @@ public final class Channel implements AutoCloseable {
     }
 
     private void initMessage(MemorySegment msg, MemorySegment iov, MemorySegment desc, boolean rma) {
-        MemorySegment descArray = mrLocal ? desc : MemorySegment.NULL;
+        MemorySegment descArray = passDescriptors ? desc : MemorySegment.NULL;
         if (rma) {
             fi_msg_rma.msg_iov(msg, iov);
             fi_msg_rma.desc(msg, descArray);
