@@ -117,16 +117,7 @@ final class Fi {
         return Integer.compareUnsigned(version, required) >= 0;
     }
 
-    /**
-     * Refuses, with one line, a feature that needs a newer API than this process requested
-     * (the library's, where that is older than the headers).
-     */
-    static void requireApi(int required, String feature) {
-        if (!atLeast(apiVersion(), required)) {
-            throw new FabricException(apiTooOld(required, feature));
-        }
-    }
-
+    /** The one line that refuses {@code feature}, which needs API {@code required} or newer. */
     static String apiTooOld(int required, String feature) {
         return feature + " needs libfabric API " + versionText(required) + " or newer; this process uses "
                 + versionText(apiVersion()) + " (runtime " + versionText(runtimeVersion()) + ", headers "
