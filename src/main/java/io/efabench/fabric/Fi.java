@@ -74,6 +74,7 @@ final class Fi {
     static final int MR_ENDPOINT = LibFabric.FI_MR_ENDPOINT();
     static final int MR_HMEM = LibFabric.FI_MR_HMEM();
     static final long MR_DMABUF = LibFabric.FI_MR_DMABUF();
+    static final long HMEM_DEVICE_ONLY = LibFabric.FI_HMEM_DEVICE_ONLY();
 
     static final int ENOSYS = LibFabric.FI_ENOSYS();
     static final int EOPNOTSUPP = LibFabric.FI_EOPNOTSUPP();
@@ -117,16 +118,7 @@ final class Fi {
         return Integer.compareUnsigned(version, required) >= 0;
     }
 
-    /**
-     * Refuses, with one line, a feature that needs a newer API than this process requested
-     * (the library's, where that is older than the headers).
-     */
-    static void requireApi(int required, String feature) {
-        if (!atLeast(apiVersion(), required)) {
-            throw new FabricException(apiTooOld(required, feature));
-        }
-    }
-
+    /** The one line that refuses {@code feature}, which needs API {@code required} or newer. */
     static String apiTooOld(int required, String feature) {
         return feature + " needs libfabric API " + versionText(required) + " or newer; this process uses "
                 + versionText(apiVersion()) + " (runtime " + versionText(runtimeVersion()) + ", headers "
