@@ -25,8 +25,8 @@ cpu_a=${CPU_A:-2}
 cpu_b=${CPU_B:-3}
 sizes=(4K:4096 1M:1048576 64M:67108864)
 
-iters() { # fabtests iterations for a second or two at this size
-    case "$1" in 4K) echo 50000 ;; 1M) echo 5000 ;; 64M) echo 200 ;; esac
+iters() { # fabtests iterations: a second or two at this size (shm moves device memory by CUDA IPC, ~0.3 ms per op)
+    case "$1" in 4K) echo 3000 ;; 1M) echo 2000 ;; 64M) echo 300 ;; esac
 }
 
 # fabtests print a header and one line: bytes iters total time MB/sec usec/xfer Mxfers/sec
@@ -52,7 +52,7 @@ ours() { # benchmark label jmh-args...
         env RANK=$k WORLD_SIZE=2 LOCAL_RANK=$k LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
             FI_PROVIDER="$provider" EFABENCH_LOOPBACK=1 LD_PRELOAD="$java_home/lib/libjsig.so" \
             taskset -c "$cpu" "$java" -Djmh.ignoreLock=true --enable-native-access=ALL-UNNAMED -jar "$jar" "$bench" \
-            -p size=4K,1M,64M "$@" -f 1 -wi 2 -w 1s -i 5 -r 1s -foe true \
+            -p size=4K,1M,64M "$@" -f 1 ${JMH_TIMES:--wi 2 -w 1s -i 5 -r 1s} -foe true \
             -prof io.efabench.harness.MetricsProfiler -rf json -rff "$out/$bench-rank$k.json" \
             >"$out/$bench-rank$k.log" 2>&1 &
     done

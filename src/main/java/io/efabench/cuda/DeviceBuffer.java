@@ -42,6 +42,25 @@ public final class DeviceBuffer implements DeviceMemory, AutoCloseable {
         }
     }
 
+    /**
+     * Sets CU_POINTER_ATTRIBUTE_SYNC_MEMOPS: synchronous memory operations on this allocation
+     * (a cudaMemcpy device-to-device, as libfabric's shm does into a peer's buffer through CUDA
+     * IPC) then return only when the copy is done, not when it is queued. Without it a
+     * transfer's completion can come before its bytes land, and times fall below what the
+     * memory can do. Memory that a NIC or a peer process writes needs it (fabtests, NCCL and
+     * UCX set it too).
+     */
+    public DeviceBuffer syncMemops() {
+        context.makeCurrent();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment one = arena.allocate(ValueLayout.JAVA_INT);
+            one.set(ValueLayout.JAVA_INT, 0, 1);
+            check(CudaDriver.cuPointerSetAttribute(one, CudaDriver.CU_POINTER_ATTRIBUTE_SYNC_MEMOPS(), address),
+                    "cuPointerSetAttribute(SYNC_MEMOPS)");
+        }
+        return this;
+    }
+
     @Override
     public long deviceAddress() {
         return address;

@@ -92,7 +92,7 @@ public final class TrialBuffer implements AutoCloseable {
         }
         DeviceBuffer mem;
         try {
-            mem = DeviceBuffer.allocate(gpu.context, bytes);
+            mem = DeviceBuffer.allocate(gpu.context, bytes).syncMemops();
         } catch (CudaException e) {
             throw new BenchmarkSetupException("rank " + rank + ": cannot allocate " + Sizes.format(bytes)
                     + " of device memory on GPU " + gpu.device.ordinal() + ": " + e.getMessage());
