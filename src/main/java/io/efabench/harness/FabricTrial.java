@@ -379,12 +379,27 @@ public final class FabricTrial implements AutoCloseable {
         }
     }
 
-    /** Marks the group failed for everyone (best effort) and returns the exception to throw. */
+    /**
+     * Marks the group failed for everyone (best effort) and returns the exception to throw. A
+     * fabric error says which peer rank its channel led to (where that is certain: the only other
+     * rank of two, or rank 0 for a follower, whose rounds talk to rank 0 only) and, after giving
+     * the rendezvous up to a second to notice closed sockets, which ranks died: a peer killed
+     * mid-round shows on the fabric first ("Transport endpoint is not connected") and on the
+     * rendezvous a moment later.
+     */
     public RuntimeException fail(RuntimeException e) {
-        group.abort(e.getMessage() != null ? e.getMessage() : e.toString());
+        String message = e.getMessage() != null ? e.getMessage() : e.toString();
+        if (e instanceof FabricException) {
+            int peerRank = size == 2 ? 1 - rank : rank != 0 ? 0 : -1;
+            if (peerRank >= 0 && !message.contains("rank " + peerRank)) {
+                message += " (peer: rank " + peerRank + ")";
+            }
+            message += group.describeLosses(Duration.ofSeconds(1));
+        }
+        group.abort(message);
         // Rank-group and fabric failures are one-line stories too: no stack trace wall.
         return e instanceof RankException || e instanceof FabricException
-                ? new BenchmarkSetupException(e.getMessage()) : e;
+                ? new BenchmarkSetupException(message) : e;
     }
 
     public String benchmark() {

@@ -11,7 +11,11 @@ package io.efabench.harness;
  *       {@code FABRIC_LINK_GBPS} per channel). Unknown link speed: no value, never a guess.</li>
  *   <li>{@code lat_us}: time of one transfer in microseconds. For ping-pong this is half the
  *       round trip (one direction), like fabtests' usec/xfer and OSU's latency.</li>
+ *   <li>{@code lat_p50_us} ... {@code lat_p999_us} ({@code -bm sample} only): percentiles of the
+ *       sampled invocation times divided by the transfers per invocation, in microseconds.</li>
  * </ul>
+ * Every time-based figure starts from {@link #secondsPerInvocation}: JMH's operation is a whole
+ * batch ({@code -bs}) in every mode, so the batch size is divided out here, once.
  * The seed's inconsistencies fixed here: ping-pong bandwidth is per direction over one-way
  * time (the seed divided one size by the whole round trip), concurrent transfers count all
  * bytes moved (the seed's all2all ignored N-1 peers), and the %-of-link denominator counts
@@ -38,5 +42,22 @@ public final class Metrics {
     /** Seconds to microseconds. */
     public static double latUs(double seconds) {
         return seconds * 1e6;
+    }
+
+    /**
+     * Seconds one {@code @Benchmark} invocation took, from JMH's seconds per operation. In every
+     * JMH mode an operation is a batch of {@code batchSize} invocations ({@code -bs}, or
+     * {@code -wbs} in warm-up iterations) divided into {@code opsPerInvocation} operations each:
+     * thrpt and avgt count invocations × opsPerInvocation / batchSize operations, sample records
+     * one batch's time / opsPerInvocation, single-shot times one batch as opsPerInvocation
+     * operations. So: seconds per op × opsPerInvocation / batchSize.
+     */
+    public static double secondsPerInvocation(double secondsPerOp, int opsPerInvocation, int batchSize) {
+        return secondsPerOp * opsPerInvocation / Math.max(1, batchSize);
+    }
+
+    /** Latency of one transfer in microseconds: the invocation's time over its transfers in sequence. */
+    public static double transferLatUs(double secondsPerInvocation, int transfersPerInvocation) {
+        return latUs(secondsPerInvocation / transfersPerInvocation);
     }
 }

@@ -9,14 +9,26 @@ package io.efabench.harness;
  *                               {@code lat_us} is the invocation time divided by this
  * @param linkGbps               summed link speed of the channels used, 0 when unknown
  * @param rank                   this process's rank; only rank 0's figures are results
+ * @param invocationIsLatency    an invocation's time is a latency: one unpipelined round whose
+ *                               transfers run one after another, nothing left in flight when it
+ *                               returns. Only then does {@link MetricsProfiler} report the
+ *                               latency percentiles ({@code lat_p50_us} ...) of {@code -bm sample};
+ *                               pipelined rounds (writes with rounds in flight) publish false
  */
-public record Traffic(long bytesPerInvocation, int transfersPerInvocation, double linkGbps, int rank) {
+public record Traffic(long bytesPerInvocation, int transfersPerInvocation, double linkGbps, int rank,
+        boolean invocationIsLatency) {
 
     private static volatile Traffic current;
     private static volatile long checkedRounds;
 
+    /** Publishes a trial's traffic whose invocation time is a latency (see {@link #invocationIsLatency}). */
     public static void publish(long bytesPerInvocation, int transfersPerInvocation, double linkGbps, int rank) {
-        current = new Traffic(bytesPerInvocation, transfersPerInvocation, linkGbps, rank);
+        publish(bytesPerInvocation, transfersPerInvocation, linkGbps, rank, true);
+    }
+
+    public static void publish(long bytesPerInvocation, int transfersPerInvocation, double linkGbps, int rank,
+            boolean invocationIsLatency) {
+        current = new Traffic(bytesPerInvocation, transfersPerInvocation, linkGbps, rank, invocationIsLatency);
         checkedRounds = 0;
         DeviceClock.reset();
     }

@@ -25,6 +25,12 @@ public final class RankGroup implements AutoCloseable {
     private static final long ABORT_SEND_WAIT_NANOS = Duration.ofSeconds(1).toNanos();
     private static final byte OP_ALLGATHER = 'G';
     private static final byte OP_BARRIER = 'B';
+    /**
+     * Test hook (FailuresIT): milliseconds a reader thread waits before reporting a socket that
+     * ended without BYE, so that a fabric error on the same death surely comes first, the order
+     * that FabricTrial.fail must handle. 0 (unset) in real runs.
+     */
+    private static final long NOTICE_DELAY_MS = noticeDelayMs(System.getenv("EFABENCH_TEST_NOTICE_DELAY_MS"));
 
     private final RankEnv env;
     private final String key;
@@ -41,6 +47,8 @@ public final class RankGroup implements AutoCloseable {
     private final Object lock = new Object();
     private final Collective[] arrived;
     private final boolean[] left;
+    /** Ranks whose rendezvous socket ended without BYE (only peers with a socket: a star). */
+    private final boolean[] dead;
     private Collective answer;
     /** The first failure reason, set before its ABORT frames go out; {@link #failure} follows. */
     private String claimedFailure;
@@ -67,6 +75,14 @@ public final class RankGroup implements AutoCloseable {
     /** EFABENCH_TIMEOUT_S (a positive integer), else 60 s: the deadline for every rendezvous wait. */
     public static Duration defaultTimeout() {
         return timeoutFrom(System.getenv("EFABENCH_TIMEOUT_S"));
+    }
+
+    private static long noticeDelayMs(String value) {
+        try {
+            return value == null || value.isBlank() ? 0 : Math.min(5000, Math.max(0, Long.parseLong(value.strip())));
+        } catch (NumberFormatException e) {
+            return 0;
+        }
     }
 
     static Duration timeoutFrom(String value) {
@@ -98,6 +114,7 @@ public final class RankGroup implements AutoCloseable {
         }
         this.arrived = new Collective[n];
         this.left = new boolean[n];
+        this.dead = new boolean[n];
         for (int slot = 0; slot < SLOTS; slot++) {
             signals.set(slot, Long.MIN_VALUE);
         }
@@ -133,6 +150,77 @@ public final class RankGroup implements AutoCloseable {
     /** "rank 1 (host h pid 123)", for messages about a peer. */
     public String describe(int rank) {
         return names[rank];
+    }
+
+    /**
+     * What the rendezvous knows about ranks that are gone, for a failure message: after waiting at
+     * most {@code grace} for a reader thread to notice a closed socket (it does within
+     * milliseconds of a process's death; the wait ends as soon as a rank is known dead or the group
+     * failed), {@code "; rank 1 died (its rendezvous connection closed)"} for every rank whose
+     * socket to this rank ended without BYE, then the group's failure reason when the group failed
+     * for another reason (on a follower: rank 0 telling of a follower's death). Empty when nothing
+     * is known. Never throws.
+     */
+    public String describeLosses(Duration grace) {
+        long deadline = System.nanoTime() + grace.toNanos();
+        StringBuilder s = new StringBuilder();
+        synchronized (lock) {
+            while (!anyDead() && failure == null && !closed) {
+                long remaining = deadline - System.nanoTime();
+                if (remaining <= 0) {
+                    break;
+                }
+                try {
+                    lock.wait(Math.max(1, remaining / 1_000_000));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+            for (int r = 0; r < dead.length; r++) {
+                if (dead[r]) {
+                    s.append("; rank ").append(r).append(" died (its rendezvous connection closed)");
+                }
+            }
+            String f = failure;
+            if (f != null && !f.startsWith("rank " + rank() + " aborted: ") && !mentionsDeadRank(f)) {
+                s.append("; ").append(f);
+            }
+        }
+        return s.toString();
+    }
+
+    /** Ranks whose rendezvous socket to this rank ended without BYE, so far. */
+    public List<Integer> deadRanks() {
+        List<Integer> out = new ArrayList<>();
+        synchronized (lock) {
+            for (int r = 0; r < dead.length; r++) {
+                if (dead[r]) {
+                    out.add(r);
+                }
+            }
+        }
+        return out;
+    }
+
+    /** Called holding {@link #lock}. */
+    private boolean anyDead() {
+        for (boolean d : dead) {
+            if (d) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Called holding {@link #lock}: whether {@code reason} is this rank's own news of a death it already lists. */
+    private boolean mentionsDeadRank(String reason) {
+        for (int r = 0; r < dead.length; r++) {
+            if (dead[r] && reason.startsWith(names[r] + " disconnected")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Every rank's bytes, indexed by rank. */
@@ -395,11 +483,19 @@ public final class RankGroup implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             cause = e.getMessage() == null ? e.toString() : e.getMessage();
         }
+        if (NOTICE_DELAY_MS > 0) {
+            try {
+                Thread.sleep(NOTICE_DELAY_MS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         synchronized (lock) {
             if (closed || left[peer]) {
                 lock.notifyAll();
                 return;
             }
+            dead[peer] = true;
         }
         String how = cause == null ? "" : " (" + cause + ")";
         fail(peer == 0 && !isLeader()

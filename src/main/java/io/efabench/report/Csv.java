@@ -31,7 +31,8 @@ public final class Csv {
 
     /**
      * Columns: size_bytes, size, config, the other params (sorted), gbps, gbps_error, busbw_pct,
-     * lat_us, score, score_error, score_unit, mode.
+     * lat_us, (lat_p50_us, lat_p90_us, lat_p99_us, lat_p999_us when any result has them), score,
+     * score_error, score_unit, mode.
      */
     public static String render(Experiment e) {
         TreeSet<String> paramKeys = new TreeSet<>();
@@ -40,7 +41,10 @@ public final class Csv {
         paramKeys.remove("config");
         List<String> header = new ArrayList<>(List.of("size_bytes", "size", "config"));
         header.addAll(paramKeys);
-        header.addAll(List.of("gbps", "gbps_error", "busbw_pct", "lat_us", "score", "score_error", "score_unit", "mode"));
+        boolean pct = Table.hasPercentiles(e);
+        header.addAll(List.of("gbps", "gbps_error", "busbw_pct", "lat_us"));
+        if (pct) header.addAll(Table.PERCENTILES);
+        header.addAll(List.of("score", "score_error", "score_unit", "mode"));
         StringBuilder out = new StringBuilder(String.join(",", header)).append('\n');
         for (String group : e.groups()) {
             for (long size : e.sizes()) {
@@ -56,6 +60,9 @@ public final class Csv {
                 row.add(gbps == null ? "" : number(gbps.error()));
                 row.add(score(r.metric("busbw_pct")));
                 row.add(score(r.metric("lat_us")));
+                if (pct) {
+                    for (String m : Table.PERCENTILES) row.add(score(r.metric(m)));
+                }
                 row.add(number(r.primary().score()));
                 row.add(number(r.primary().error()));
                 row.add(r.primary().unit());

@@ -78,13 +78,37 @@ public final class Plots {
                 maxX = Math.max(maxX, x);
             }
             if (xs.isEmpty()) continue;
-            chart.addSeries(group, xs, ys); // XChart cycles marker shapes, so overlapping lines stay apart
+            java.awt.Color color = chart.addSeries(group, xs, ys).getLineColor(); // XChart cycles marker shapes, so overlapping lines stay apart
+            if (metric.equals("lat_us")) {
+                addBand(chart, e, group, "lat_p50_us", "p50", color);
+                addBand(chart, e, group, "lat_p99_us", "p99", color);
+            }
         }
         if (chart.getSeriesMap().isEmpty()) return null;
         // Whole powers of two at both ends: XChart formats the ends too, and an empty label there hides all ticks.
         chart.getStyler().setXAxisMin(Math.floor(minX) - 1);
         chart.getStyler().setXAxisMax(Math.ceil(maxX) + 1);
         return chart;
+    }
+
+    /** A dashed line of a latency percentile under (p50) or over (p99) a group's mean, in the group's colour. */
+    private static void addBand(XYChart chart, Experiment e, String group, String metric, String name,
+            java.awt.Color color) {
+        List<Double> xs = new ArrayList<>(), ys = new ArrayList<>();
+        for (long size : e.sizes()) {
+            JmhResult r = e.cell(group, size);
+            JmhResult.Metric m = r == null ? null : r.metric(metric);
+            if (size <= 0 || m == null || !Double.isFinite(m.score()) || m.score() <= 0) continue;
+            xs.add(Math.log(size) / Math.log(2));
+            ys.add(m.score());
+        }
+        if (xs.isEmpty()) return;
+        org.knowm.xchart.XYSeries s = chart.addSeries(group + " " + name, xs, ys);
+        s.setLineStyle(org.knowm.xchart.style.lines.SeriesLines.DASH_DASH);
+        s.setMarker(org.knowm.xchart.style.markers.SeriesMarkers.NONE);
+        if (color != null) {
+            s.setLineColor(color);
+        }
     }
 
     /** Bars: one category per grid x block (and copy-engine) group, one bar per selected size. */

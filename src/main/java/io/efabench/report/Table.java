@@ -7,10 +7,14 @@ import java.util.Locale;
 /**
  * Seed-style Markdown tables: {@code Size | Count | <config> Gbps | BusBW(%) | Lat(us)} repeated
  * per column group, every cell right-aligned; "-" where a metric is absent (busbw_pct is omitted
- * when the link speed is unknown).
+ * when the link speed is unknown), plus {@code p50(us) | p90(us) | p99(us) | p99.9(us)} per group
+ * when the experiment has latency percentiles.
  */
 public final class Table {
     static final String MISSING = "-";
+    /** The per-transfer latency percentiles of {@code -bm sample}, when a result has them. */
+    static final List<String> PERCENTILES = List.of("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_p999_us");
+    private static final List<String> PERCENTILE_HEADERS = List.of("p50(us)", "p90(us)", "p99(us)", "p99.9(us)");
 
     private Table() {}
 
@@ -25,8 +29,12 @@ public final class Table {
         }
         out.append('\n');
         List<List<String>> rows = new ArrayList<>();
+        boolean pct = hasPercentiles(e);
         List<String> header = new ArrayList<>(List.of("Size", "Count"));
-        for (String group : e.groups()) header.addAll(List.of(group + " Gbps", "BusBW(%)", "Lat(us)"));
+        for (String group : e.groups()) {
+            header.addAll(List.of(group + " Gbps", "BusBW(%)", "Lat(us)"));
+            if (pct) header.addAll(PERCENTILE_HEADERS);
+        }
         rows.add(header);
         for (long size : e.sizes()) {
             List<String> row = new ArrayList<>();
@@ -37,10 +45,19 @@ public final class Table {
                 row.add(format(r, "gbps", "%.2f"));
                 row.add(format(r, "busbw_pct", "%.1f"));
                 row.add(format(r, "lat_us", "%.2f"));
+                if (pct) {
+                    for (String m : PERCENTILES) row.add(format(r, m, "%.2f"));
+                }
             }
             rows.add(row);
         }
         return out.append(markdown(rows)).toString();
+    }
+
+    /** Whether any result of the experiment has the latency percentiles (sample mode, one latency per sample). */
+    static boolean hasPercentiles(Experiment e) {
+        return e.cells().values().stream().flatMap(m -> m.values().stream())
+                .anyMatch(r -> r.metric(PERCENTILES.getFirst()) != null);
     }
 
     private static String format(JmhResult r, String metric, String pattern) {

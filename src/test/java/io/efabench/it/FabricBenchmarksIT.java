@@ -53,29 +53,44 @@ class FabricBenchmarksIT {
     /**
      * Every JMH mode, two forks: time-based modes give ranks different invocation counts and
      * forks start at different times, single-shot runs a fixed batch; none may deadlock or
-     * drift, and lat_us must mean the same thing in all of them (single-shot scores time the
-     * whole batch of 5000 invocations: forgetting to divide would show as a 5000x latency;
-     * single-shot is a cold-start mode, so it gets enough warmup batches to be compiled).
+     * drift, and lat_us must mean the same thing in all of them. JMH's operation is a whole batch
+     * in every mode: avgt, thrpt and sample run once with {@code -bs 1} and once with
+     * {@code -bs 4}, single-shot with {@code -bs 5000} (it is a cold-start mode, so it gets
+     * enough warmup batches to be compiled). Forgetting to divide the batch out shows as a 4x or
+     * 5000x latency. The bounds are loose (2x between batch sizes of one mode, 100x between
+     * modes) because two busy-polling ranks share the machine's cores with whatever else runs.
      */
     @org.junit.jupiter.api.Test
     void everyJmhModeRunsWithoutDeadlockAndAgreesOnLatency() throws Exception {
         java.util.Map<String, Double> lat = new java.util.TreeMap<>();
-        for (String mode : new String[] {"thrpt", "avgt", "sample", "ss"}) {
+        String[][] runs = {{"thrpt", "1"}, {"thrpt", "4"}, {"avgt", "1"}, {"avgt", "4"}, {"sample", "1"},
+            {"sample", "4"}, {"ss", "5000"}};
+        for (String[] run : runs) {
+            String mode = run[0];
             List<String> args = new ArrayList<>(List.of("SendRecvBenchmark", "-p", "size=4K", "-bm", mode,
                     "-f", "2", "-wi", "1", "-w", "200ms", "-i", "2", "-r", "300ms", "-foe", "true",
-                    "-prof", "io.efabench.harness.MetricsProfiler"));
+                    "-prof", "io.efabench.harness.MetricsProfiler", "-bs", run[1], "-wbs", run[1]));
             if (mode.equals("ss")) {
                 args.set(args.indexOf("-wi") + 1, "5");
-                args.addAll(List.of("-bs", "5000"));
             }
-            Path dir = tmp.resolve(mode);
+            String name = mode + "-bs" + run[1];
+            Path dir = tmp.resolve(name);
             Ranks r = Ranks.start(dir, 2, "shm", args, null);
             Integer[] codes = r.await(300);
-            assertEquals(0, codes[0], mode + ":\n" + r.allLogs());
-            assertEquals(0, codes[1], mode + ":\n" + r.allLogs());
+            assertEquals(0, codes[0], name + ":\n" + r.allLogs());
+            assertEquals(0, codes[1], name + ":\n" + r.allLogs());
             JsonObject e = JsonParser.parseString(Files.readString(dir.resolve("rank0.json"))).getAsJsonArray()
                     .get(0).getAsJsonObject();
-            lat.put(mode, e.getAsJsonObject("secondaryMetrics").getAsJsonObject("lat_us").get("score").getAsDouble());
+            JsonObject secondary = e.getAsJsonObject("secondaryMetrics");
+            lat.put(name, secondary.getAsJsonObject("lat_us").get("score").getAsDouble());
+            // Percentiles only where a sample is one invocation: sample mode with -bs 1.
+            assertEquals(name.equals("sample-bs1"), secondary.has("lat_p99_us"), name + ": " + secondary.keySet());
+        }
+        System.out.println("lat_us per mode and batch size (SendRecv 4K, 2 ranks, shm): " + lat);
+        for (String mode : new String[] {"thrpt", "avgt", "sample"}) {
+            double one = lat.get(mode + "-bs1");
+            double four = lat.get(mode + "-bs4");
+            assertTrue(Math.max(one, four) / Math.min(one, four) < 2, mode + ": -bs 4 changes lat_us: " + lat);
         }
         double min = lat.values().stream().mapToDouble(Double::doubleValue).min().orElseThrow();
         double max = lat.values().stream().mapToDouble(Double::doubleValue).max().orElseThrow();
