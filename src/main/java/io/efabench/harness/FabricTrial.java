@@ -345,7 +345,8 @@ public final class FabricTrial implements AutoCloseable {
     public <R extends Rounds> R rounds(Function<FabricTrial, R> make) {
         try {
             R r = make.apply(this);
-            Traffic.publish(r.bytesPerInvocation(), r.transfersPerInvocation(), r.linkGbps(), rank);
+            Traffic.publish(r.bytesPerInvocation(), r.transfersPerInvocation(), r.linkGbps(), rank,
+                    r.invocationIsLatency());
             recordProvenance();
             return r;
         } catch (RuntimeException e) {
@@ -362,7 +363,7 @@ public final class FabricTrial implements AutoCloseable {
                 r.followerRound();
             }
         } catch (RuntimeException e) {
-            throw fail(e);
+            throw fail(e, r.peerInFlight());
         }
     }
 
@@ -375,7 +376,7 @@ public final class FabricTrial implements AutoCloseable {
                 r.followerEndIteration();
             }
         } catch (RuntimeException e) {
-            throw fail(e);
+            throw fail(e, r.peerInFlight());
         }
     }
 
@@ -388,9 +389,14 @@ public final class FabricTrial implements AutoCloseable {
      * rendezvous a moment later.
      */
     public RuntimeException fail(RuntimeException e) {
+        return fail(e, -1);
+    }
+
+    /** As {@link #fail(RuntimeException)}; {@code peerHint} is the rank the failed wait was for, or -1. */
+    RuntimeException fail(RuntimeException e, int peerHint) {
         String message = e.getMessage() != null ? e.getMessage() : e.toString();
         if (e instanceof FabricException) {
-            int peerRank = size == 2 ? 1 - rank : rank != 0 ? 0 : -1;
+            int peerRank = peerHint >= 0 ? peerHint : size == 2 ? 1 - rank : rank != 0 ? 0 : -1;
             if (peerRank >= 0 && !message.contains("rank " + peerRank)) {
                 message += " (peer: rank " + peerRank + ")";
             }

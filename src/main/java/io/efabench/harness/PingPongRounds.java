@@ -26,6 +26,7 @@ public final class PingPongRounds implements Rounds {
     private final Deadline deadline;
     private final String corruptOffset = System.getenv("EFABENCH_CORRUPT_OFFSET");
 
+    private int peerInFlight = -1;
     private boolean sendDone;
     private boolean recvDone;
     private long round;
@@ -48,6 +49,11 @@ public final class PingPongRounds implements Rounds {
     }
 
     /** Payload bytes one leader invocation moves in one direction, over all targets. */
+    @Override
+    public int peerInFlight() {
+        return t.rank == 0 ? peerInFlight : 0;
+    }
+
     @Override
     public long bytesPerInvocation() {
         return 2 * size * (t.size - 1);
@@ -74,6 +80,7 @@ public final class PingPongRounds implements Rounds {
     }
 
     private void pingPong(int k) {
+        peerInFlight = k;
         recvDone = false;
         sendDone = false;
         postRecv(k);

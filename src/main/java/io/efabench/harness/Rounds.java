@@ -15,6 +15,19 @@ public interface Rounds {
     /** Summed link speed of the channels one invocation uses, 0 when unknown. */
     double linkGbps();
 
+    /**
+     * True when one invocation's time is one latency (an unpipelined round), so per-sample
+     * percentiles mean something; false when rounds overlap.
+     */
+    default boolean invocationIsLatency() {
+        return true;
+    }
+
+    /** The peer rank the current wait is for, or -1 when it is several or none (failure messages). */
+    default int peerInFlight() {
+        return -1;
+    }
+
     void leaderRound();
 
     void followerRound();

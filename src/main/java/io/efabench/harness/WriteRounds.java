@@ -65,6 +65,8 @@ public final class WriteRounds implements Rounds {
 
     private long round;
     private int txPending;
+    /** The target the leader is posting to or waiting for; -1 while writes to several are in flight. */
+    private int peerInFlight = -1;
 
     public WriteRounds(FabricTrial t, Layout layout, boolean remote, long size) {
         this.t = t;
@@ -149,6 +151,11 @@ public final class WriteRounds implements Rounds {
         }
     }
 
+    @Override
+    public int peerInFlight() {
+        return t.rank == 0 ? peerInFlight : 0;
+    }
+
     /** Payload bytes one leader invocation delivers, over all targets. */
     @Override
     public long bytesPerInvocation() {
@@ -194,6 +201,7 @@ public final class WriteRounds implements Rounds {
     }
 
     private void post(int i, int kind, long r) {
+        peerInFlight = layout == Layout.ROUND_ROBIN ? -1 : opPeer[i];
         Channel ch = t.channels[opChannel[i]];
         long data = ((long) kind << 28) | (r & ROUND_BITS);
         deadline.start();
@@ -217,6 +225,7 @@ public final class WriteRounds implements Rounds {
         if (acked[peer] >= r) {
             return;
         }
+        peerInFlight = peer;
         deadline.start();
         while (acked[peer] < r) {
             progress();
