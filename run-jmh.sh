@@ -22,6 +22,11 @@ set +m
 # The quick default suite: what a bare ./run-jmh.sh runs (a few minutes on a 2-core laptop).
 # shellcheck disable=SC2054  # the commas belong to JMH's -p list
 DEFAULT_SUITE=(SendRecvBenchmark WriteBenchmark -p size=4K,64K,1M,16M -wi 1 -w 1s -i 3 -r 1s -f 1)
+# Where no GPU is visible, the device configs (SingleDevice, *DMA) cannot run, and JMH's -p
+# applies to every benchmark while the two benchmarks' config names differ: the quick suite
+# then runs the host configs as two JMH runs, one per benchmark (two run folders).
+HOST_SUITES=("SendRecvBenchmark -p config=SingleHost" "WriteBenchmark -p config=SinglePin,MultiPin,RoundRobinPin")
+RUN_SUFFIX=""
 
 MIN_JAVA=25
 DEFAULT_RANKS=2
@@ -56,6 +61,7 @@ usage: ./run-jmh.sh [--ranks N] [--provider P] [--profile] [JMH args...]
 
 JMH options use one dash (-p size=1M, -wi 1, -i 3, -f 1, -l to list, -h for JMH's help).
 With no JMH arguments: ${DEFAULT_SUITE[*]}
+  (where no GPU is visible: the host configs, as two runs: ${HOST_SUITES[0]}, then ${HOST_SUITES[1]})
 EOF
 }
 
@@ -287,13 +293,13 @@ new_run_id() {
 
 cluster_run_id() {
     if [[ -n ${EFABENCH_RUN_ID:-} ]]; then
-        echo "$EFABENCH_RUN_ID"
+        echo "$EFABENCH_RUN_ID$RUN_SUFFIX"
     elif [[ -n ${SLURM_JOB_ID:-} ]]; then
-        echo "slurm-$SLURM_JOB_ID${SLURM_STEP_ID:+.$SLURM_STEP_ID}"
+        echo "slurm-$SLURM_JOB_ID${SLURM_STEP_ID:+.$SLURM_STEP_ID}$RUN_SUFFIX"
     elif [[ -n ${TORCHELASTIC_RUN_ID:-} && $TORCHELASTIC_RUN_ID != none ]]; then
-        echo "torchrun-$TORCHELASTIC_RUN_ID"
+        echo "torchrun-$TORCHELASTIC_RUN_ID$RUN_SUFFIX"
     else
-        date +%Y%m%d-%H%M%S
+        echo "$(date +%Y%m%d-%H%M%S)$RUN_SUFFIX"
     fi
 }
 
@@ -872,14 +878,38 @@ main() {
     if is_info_only "${JMH_ARGS[@]}"; then
         exec "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}"
     fi
-    ((${#JMH_ARGS[@]})) || JMH_ARGS=("${DEFAULT_SUITE[@]}")
-    check_jmh_args
+    if ((${#JMH_ARGS[@]})); then
+        run_suite "$source" "$ranks" "$provider" "$profile"
+    elif gpu_visible; then
+        JMH_ARGS=("${DEFAULT_SUITE[@]}")
+        run_suite "$source" "$ranks" "$provider" "$profile"
+    else
+        note "no GPU visible here: the quick suite runs the host configs, SendRecvBenchmark and WriteBenchmark one after the other"
+        local suite words
+        for suite in "${HOST_SUITES[@]}"; do
+            read -ra words <<<"$suite"
+            JMH_ARGS=("${words[@]}" "${DEFAULT_SUITE[@]:2}")
+            RUN_SUFFIX=-${words[0],,}
+            RUN_SUFFIX=${RUN_SUFFIX%benchmark}
+            run_suite "$source" "$ranks" "$provider" "$profile"
+        done
+    fi
+}
 
+# One JMH run of JMH_ARGS on the local ranks or the cluster's; exits non-zero when it fails.
+run_suite() {
+    local source=$1 ranks=$2 provider=$3 profile=$4
+    check_jmh_args
     if [[ -n $source ]]; then
         run_cluster "$source" "$provider" "$profile"
     else
         run_local "${ranks:-$DEFAULT_RANKS}" "${provider:-${FI_PROVIDER:-tcp}}" "$profile"
     fi
+}
+
+# Java answers: is a GPU visible to this process (CUDA driver loaded, one device or more)?
+gpu_visible() {
+    "$JAVA" "${RANK_JVM_FLAGS[@]}" -cp "$JAR" io.efabench.harness.TrialGpu >/dev/null 2>&1
 }
 
 main "$@"

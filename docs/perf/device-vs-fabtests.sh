@@ -12,6 +12,7 @@
 # Needs a CUDA-capable libfabric and its fabtests on PATH / LD_LIBRARY_PATH
 # (../shared/gpu/build-libfabric-cuda.sh), JAVA_HOME with a JDK or jlink runtime 25.
 # Usage: docs/perf/device-vs-fabtests.sh [target/benchmarks.jar] [rounds] [outdir]
+# Environment: PROVIDER (shm), WINDOW (1), CPU_A / CPU_B (2 / 3), JMH_TIMES (JMH's -wi/-w/-i/-r).
 set -euo pipefail
 jar=${1:-target/benchmarks.jar}
 rounds=${2:-1}
@@ -46,13 +47,14 @@ fabtest() { # tool label size-label bytes extra-args...
 
 ours() { # benchmark label jmh-args...
     local bench=$1 label=$2; shift 2
-    local port=$((29600 + RANDOM % 1000)) k json="$out/$bench.json"
+    local port=$((29600 + RANDOM % 1000)) k times
+    read -ra times <<<"${JMH_TIMES:--wi 2 -w 1s -i 5 -r 1s}"
     for k in 0 1; do
         local cpu=$cpu_a; ((k == 1)) && cpu=$cpu_b
         env RANK=$k WORLD_SIZE=2 LOCAL_RANK=$k LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
             FI_PROVIDER="$provider" EFABENCH_LOOPBACK=1 LD_PRELOAD="$java_home/lib/libjsig.so" \
             taskset -c "$cpu" "$java" -Djmh.ignoreLock=true --enable-native-access=ALL-UNNAMED -jar "$jar" "$bench" \
-            -p size=4K,1M,64M "$@" -f 1 ${JMH_TIMES:--wi 2 -w 1s -i 5 -r 1s} -foe true \
+            -p size=4K,1M,64M "$@" -f 1 "${times[@]}" -foe true \
             -prof io.efabench.harness.MetricsProfiler -rf json -rff "$out/$bench-rank$k.json" \
             >"$out/$bench-rank$k.log" 2>&1 &
     done
