@@ -104,12 +104,7 @@ class FailuresIT {
                         cmd.set(cmd.indexOf("size=4K,8K"), "size=4K,16K");
                     }
                 });
-        Integer[] codes = r.await(180);
-        String logs = r.allLogs();
-        for (Integer c : codes) {
-            assertNotNull(c, "a rank hung:\n" + logs);
-            assertNotEquals(0, c, logs);
-        }
+        String logs = r.awaitAllFailed(180);
         assertTrue(logs.contains("size=16K") && logs.contains("size=8K"), "the mismatch names both keys:\n" + logs);
     }
 
@@ -158,12 +153,7 @@ class FailuresIT {
                         env.put("EFABENCH_CORRUPT_OFFSET", "12345");
                     }
                 });
-        Integer[] codes = r.await(180);
-        String logs = r.allLogs();
-        for (Integer c : codes) {
-            assertNotNull(c, "a rank hung:\n" + logs);
-            assertNotEquals(0, c, logs);
-        }
+        String logs = r.awaitAllFailed(180);
         assertTrue(logs.matches("(?s).*rank 1: corrupted byte at offset 12345 of round \\d+ from rank 0.*"), logs);
     }
 
@@ -188,12 +178,7 @@ class FailuresIT {
     }
 
     private static void assertFailsWith(Ranks r, String expected) throws Exception {
-        Integer[] codes = r.await(120);
-        String logs = r.allLogs();
-        for (Integer c : codes) {
-            assertNotNull(c, "a rank hung:\n" + logs);
-            assertNotEquals(0, c, logs);
-        }
+        String logs = r.awaitAllFailed(120);
         assertTrue(logs.contains("efabench: ") && logs.contains(expected), "expected '" + expected + "':\n" + logs);
     }
 

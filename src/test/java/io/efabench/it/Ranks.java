@@ -93,6 +93,17 @@ final class Ranks {
         return codes;
     }
 
+    /** Waits for every rank and asserts each failed (non-zero, none hung); returns all logs. */
+    String awaitAllFailed(long seconds) throws InterruptedException, IOException {
+        Integer[] codes = await(seconds);
+        String logs = allLogs();
+        for (Integer c : codes) {
+            org.junit.jupiter.api.Assertions.assertNotNull(c, "a rank hung:\n" + logs);
+            org.junit.jupiter.api.Assertions.assertNotEquals(0, c, logs);
+        }
+        return logs;
+    }
+
     void killAll() {
         for (Process p : processes) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);
