@@ -67,7 +67,7 @@ class FabricBenchmarksIT {
             {"sample", "4"}, {"ss", "5000"}};
         for (String[] run : runs) {
             String mode = run[0];
-            List<String> args = new ArrayList<>(List.of("SendRecvBenchmark", "-p", "size=4K", "-bm", mode,
+            List<String> args = new ArrayList<>(List.of("SendRecvBenchmark", "-p", "size=4K", "-p", "config=SingleHost", "-bm", mode,
                     "-f", "2", "-wi", "1", "-w", "200ms", "-i", "2", "-r", "300ms", "-foe", "true",
                     "-prof", "io.efabench.harness.MetricsProfiler", "-bs", run[1], "-wbs", run[1]));
             if (mode.equals("ss")) {
