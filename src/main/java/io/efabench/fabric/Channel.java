@@ -15,6 +15,7 @@ import io.efabench.fabric.generated.fi_ops_av;
 import io.efabench.fabric.generated.fi_ops_cm;
 import io.efabench.fabric.generated.fi_ops_cq;
 import io.efabench.fabric.generated.fi_ops_domain;
+import io.efabench.fabric.generated.fi_ops_ep;
 import io.efabench.fabric.generated.fi_ops_fabric;
 import io.efabench.fabric.generated.fi_ops_mr;
 import io.efabench.fabric.generated.fi_ops_msg;
@@ -445,6 +446,33 @@ public final class Channel implements AutoCloseable {
         if (rc != 0) {
             throw FabricException.of("fi_close(mr)", rc);
         }
+    }
+
+    /** {@code FI_OPT_ENDPOINT} level and {@code FI_OPT_MAX_MSG_SIZE} (2.x enum position 12): jextract skips these anonymous enums. */
+    private static final int OPT_ENDPOINT = 0;
+    private static final int OPT_MAX_MSG_SIZE = 12;
+
+    /**
+     * Largest two-sided message this endpoint sends: {@code fi_getopt(FI_OPT_MAX_MSG_SIZE)} where
+     * the provider answers it (efa and efa-direct in 2.x; efa-direct's is the device MTU, while
+     * fi_getinfo's {@code max_msg_size} is its RMA limit once FI_RMA is asked for), else
+     * {@code ep_attr->max_msg_size}. Only asked at API 2.0 or newer: the option does not exist before.
+     */
+    public long maxSendSize() {
+        if (Fi.atLeast(Fi.apiVersion(), Fi.version(2, 0))) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment value = arena.allocate(ValueLayout.JAVA_LONG);
+                MemorySegment len = arena.allocate(ValueLayout.JAVA_LONG);
+                len.set(ValueLayout.JAVA_LONG, 0, 8);
+                MemorySegment ops = fid_ep.ops(ep).reinterpret(fi_ops_ep.sizeof());
+                int rc = fi_ops_ep.getopt.invoke(fi_ops_ep.getopt(ops), ep, OPT_ENDPOINT, OPT_MAX_MSG_SIZE, value, len);
+                long v = value.get(ValueLayout.JAVA_LONG, 0);
+                if (rc == 0 && v != 0) {
+                    return v < 0 ? Long.MAX_VALUE : v;
+                }
+            }
+        }
+        return nic.maxMsgSize();
     }
 
     /** True when remote CQ data (write with immediate) consumes a posted receive (FI_RX_CQ_DATA). */

@@ -62,6 +62,8 @@ final class Fi {
     static final long RMA = LibFabric.FI_RMA();
     static final long TRANSMIT = LibFabric.FI_TRANSMIT();
     static final long HMEM = LibFabric.FI_HMEM();
+    static final long LOCAL_COMM = LibFabric.FI_LOCAL_COMM();
+    static final long REMOTE_COMM = LibFabric.FI_REMOTE_COMM();
     static final long CONTEXT = LibFabric.FI_CONTEXT();
     static final long CONTEXT2 = LibFabric.FI_CONTEXT2();
     static final long RX_CQ_DATA = LibFabric.FI_RX_CQ_DATA();

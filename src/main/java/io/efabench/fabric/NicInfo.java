@@ -1,5 +1,7 @@
 package io.efabench.fabric;
 
+import io.efabench.topology.PciAddress;
+
 /**
  * One NIC (libfabric domain) as fi_getinfo reported it for our hints.
  *
@@ -15,18 +17,30 @@ package io.efabench.fabric;
  * @param cqDataSize   bytes of remote CQ data (immediate) the provider carries
  * @param maxMsgSize   {@code ep_attr->max_msg_size}
  * @param injectSize   {@code tx_attr->inject_size}
+ * @param pci          {@code nic->bus_attr} PCI address, or null when the provider gives none (tcp, shm)
  */
 public record NicInfo(int index, String provider, String fabricName, String domainName, String nicName,
                       long linkSpeedBps, long mrMode, long mode, long caps, long cqDataSize,
-                      long maxMsgSize, long injectSize) {
+                      long maxMsgSize, long injectSize, PciAddress pci) {
 
     /** True when the provider granted FI_HMEM (device memory registration) on this NIC. */
     public boolean offersHmem() {
         return (caps & Fi.HMEM) != 0;
     }
 
-    /** Link speed in Gbit/s (1e9 bit/s), 0 when unknown. */
+    /** Link speed in Gbit/s (1e9 bit/s) as reported, 0 when unknown. */
     public double linkGbps() {
         return linkSpeedBps / 1e9;
+    }
+
+    /** Below this a reported speed is a placeholder, not a link (providers report 0 or 1 for unknown). */
+    public static final double MIN_PLAUSIBLE_GBPS = 1;
+    /** Above this (10 Tbps per NIC) a reported speed is garbage, e.g. an unset field read as bits. */
+    public static final double MAX_PLAUSIBLE_GBPS = 10_000;
+
+    /** {@link #linkGbps()} when plausible for one NIC (1 Gbps to 10 Tbps), else 0: unknown, never a guess. */
+    public double plausibleLinkGbps() {
+        double g = linkGbps();
+        return g >= MIN_PLAUSIBLE_GBPS && g <= MAX_PLAUSIBLE_GBPS ? g : 0;
     }
 }

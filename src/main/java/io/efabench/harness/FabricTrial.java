@@ -19,13 +19,16 @@ import io.efabench.fabric.Channel;
 import io.efabench.fabric.Completion;
 import io.efabench.fabric.Discovery;
 import io.efabench.fabric.FabricException;
+import io.efabench.fabric.MemlockBudget;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.NicInfo;
+import io.efabench.fabric.NicPath;
 import io.efabench.fabric.RemoteRegion;
 import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankException;
 import io.efabench.rank.RankGroup;
 import io.efabench.report.Provenance;
+import io.efabench.topology.Sysfs;
 
 /**
  * One trial of a fabric benchmark on this rank: the rank group, the channels (one endpoint
@@ -47,6 +50,8 @@ public final class FabricTrial implements AutoCloseable {
     /** fi_addr of rank r's channel c, as inserted into local channel c's AV: {@code peer[r][c]}. */
     public long[][] peer;
     private NicInfo[] nicOf;
+    private NicPath path;
+    private TrialLocality locality;
     public final Completion completion = new Completion();
     /** This rank's GPU: always with device buffers, and on a machine with a GPU to pin host buffers; else null. */
     public TrialGpu gpu;
@@ -80,9 +85,13 @@ public final class FabricTrial implements AutoCloseable {
         size = group.size();
         try {
             gpu = openGpu();
+            path = bp.getParamsKeys().contains("path") ? NicPath.parse(bp.getParam("path"), "path") : NicPath.fromEnvironment();
             discovery = discover(memory == MemoryKind.DEVICE);
             requireSignalChaining(discovery.provider());
-            List<NicInfo> mine = nicsForThisRank(discovery.nics(), env.localRank(), env.localWorldSize());
+            // Before the channels and buffers exist: binding must precede their first touch.
+            locality = TrialLocality.establish(group, timeout, discovery.nics(), gpu != null ? gpu.device.pciBusId() : null,
+                    Sysfs.system());
+            List<NicInfo> mine = locality.nics;
             int n = requested > 0 ? requested : mine.size();
             channels = new Channel[n];
             nicOf = new NicInfo[n];
@@ -122,7 +131,7 @@ public final class FabricTrial implements AutoCloseable {
     /** fi_getinfo for this trial; FI_HMEM is asked for only when device buffers are used. */
     private Discovery discover(boolean hmem) {
         try {
-            return Discovery.discover(hmem);
+            return Discovery.discover(hmem, path);
         } catch (FabricException e) {
             if (!hmem) {
                 throw e;
@@ -177,24 +186,6 @@ public final class FabricTrial implements AutoCloseable {
         throw new BenchmarkSetupException("channels=" + p + ": must be 'auto' or a whole number from 1 to 64");
     }
 
-    /**
-     * The NICs this rank should use: the provider's NICs split evenly among the ranks of this
-     * node in local-rank order (on p5: 32 EFA NICs, 8 ranks, 4 each), or all of them when
-     * there are fewer NICs than local ranks. tcp/shm report one NIC; a requested channel
-     * count then opens that many endpoints on it.
-     */
-    static List<NicInfo> nicsForThisRank(List<NicInfo> all, int localRank, int localWorldSize) {
-        if (all.isEmpty()) {
-            throw new BenchmarkSetupException("the provider reported no NIC");
-        }
-        int local = Math.max(1, localWorldSize);
-        if (all.size() < local || all.size() % local != 0) {
-            return all;
-        }
-        int per = all.size() / local;
-        return all.subList(localRank * per, localRank * per + per);
-    }
-
     private static double linkOverrideGbps() {
         String v = System.getenv("FABRIC_LINK_GBPS");
         if (v == null || v.isBlank()) {
@@ -208,17 +199,29 @@ public final class FabricTrial implements AutoCloseable {
         } catch (NumberFormatException ignored) {
             // one-line error below
         }
-        throw new BenchmarkSetupException("FABRIC_LINK_GBPS=" + v + ": must be a positive number (Gbps per channel)");
+        throw new BenchmarkSetupException("FABRIC_LINK_GBPS=" + v + ": must be a positive number (Gbps per NIC)");
     }
 
     /** Link speed in Gbps of the distinct NICs behind the given channels; 0 when any is unknown. */
     public double linkGbps(int... channelIndexes) {
-        Set<String> seen = new LinkedHashSet<>();
-        double override = linkOverrideGbps();
-        double sum = 0;
+        List<NicInfo> used = new ArrayList<>();
         for (int c : channelIndexes) {
-            if (seen.add(nicOf[c].domainName())) {
-                double g = override > 0 ? override : nicOf[c].linkSpeedBps() / 1e9;
+            used.add(nicOf[c]);
+        }
+        return linkGbps(used, linkOverrideGbps());
+    }
+
+    /**
+     * Sum over the distinct NICs of {@code nics} of {@code overrideGbps} (FABRIC_LINK_GBPS, per
+     * NIC, replacing what the provider reports) when positive, else of the reported speed where
+     * plausible ({@link NicInfo#plausibleLinkGbps()}); 0 (unknown: no busbw_pct) when any is not.
+     */
+    static double linkGbps(List<NicInfo> nics, double overrideGbps) {
+        Set<String> seen = new LinkedHashSet<>();
+        double sum = 0;
+        for (NicInfo nic : nics) {
+            if (seen.add(nic.domainName())) {
+                double g = overrideGbps > 0 ? overrideGbps : nic.plausibleLinkGbps();
                 if (g <= 0) {
                     return 0;
                 }
@@ -259,6 +262,30 @@ public final class FabricTrial implements AutoCloseable {
         return nicOf[channel].maxMsgSize();
     }
 
+    /**
+     * Refuses two-sided messages of {@code bytes} that some channel's endpoint cannot send in one
+     * message ({@link Channel#maxSendSize()}: on efa-direct the device MTU, about 8 KiB), with one
+     * line; SendRecv calls it once its size is known.
+     */
+    public void requireSendFits(long bytes) {
+        for (Channel c : channels) {
+            String refusal = sendTooLarge(bytes, c.maxSendSize(), c.nic());
+            if (refusal != null) {
+                throw new BenchmarkSetupException(refusal);
+            }
+        }
+    }
+
+    /** The one-line refusal of a {@code bytes} message on {@code nic} whose sends stop at {@code max}, else null. */
+    static String sendTooLarge(long bytes, long max, NicInfo nic) {
+        if (max <= 0 || bytes <= max) {
+            return null;
+        }
+        return "size=" + Sizes.format(bytes) + " is larger than the " + max + " bytes one message takes on " + nic.provider()
+                + " " + nic.domainName() + " (fabric " + nic.fabricName() + "); use sizes up to " + Sizes.format(max)
+                + (nic.fabricName().equals("efa-direct") ? " or the efa fabric (unset EFABENCH_FABRIC)" : "");
+    }
+
     /** Allocates a page-aligned buffer owned by this trial. */
     public MemorySegment allocate(long bytes) {
         try {
@@ -273,6 +300,14 @@ public final class FabricTrial implements AutoCloseable {
      * this trial.
      */
     public TrialBuffer buffer(long bytes) {
+        // efa and verbs pin registered host pages, once per channel (each has its own domain).
+        if (memory == MemoryKind.HOST && NicPath.isNicProvider(discovery.provider())) {
+            try {
+                MemlockBudget.require(Math.multiplyExact(bytes, (long) channels.length));
+            } catch (FabricException e) {
+                throw new BenchmarkSetupException("rank " + rank + ": " + e.getMessage());
+            }
+        }
         TrialBuffer b = memory == MemoryKind.DEVICE
                 ? TrialBuffer.device(bytes, gpu, channels, rank)
                 : TrialBuffer.host(arena, bytes, gpu, channels, rank);
@@ -430,9 +465,15 @@ public final class FabricTrial implements AutoCloseable {
             }
             Provenance.record("cuda-rank" + rank, g);
         }
+        Provenance.record("locality-rank" + rank, locality.provenance(rank));
         if (rank != 0) {
             return;
         }
+        int[] pairs = locality.rankZeroPairs();
+        String via = !discovery.pathApplies() ? discovery.provider() + " (no NIC path choice)"
+                : path == NicPath.NIC ? "the NIC (FI_REMOTE_COMM only)" : discovery.provider() + "'s own choice (efa: shm)";
+        System.out.println("# efabench: path=" + path.label() + ": rank 0's " + (pairs[0] + pairs[1]) + " peer(s): "
+                + pairs[0] + " on its node, through " + via + "; " + pairs[1] + " on other nodes");
         if (memory == MemoryKind.DEVICE) {
             System.out.println("# efabench: " + config + ": device buffers on " + gpu.device.name() + " " + gpu.device.pciBusId()
                     + (gpu.shared ? " (shared by the ranks of this node)" : "") + ", registered through "
@@ -454,10 +495,20 @@ public final class FabricTrial implements AutoCloseable {
             m.put("name", nic.nicName());
             m.put("domain", nic.domainName());
             m.put("link_gbps", nic.linkSpeedBps() / 1e9);
+            if (nic.plausibleLinkGbps() == 0) {
+                m.put("link", "unknown (reported speed outside 1 Gbps..10 Tbps)");
+            }
+            if (nic.pci() != null) {
+                m.put("pci", nic.pci().toString());
+            }
             nics.add(m);
         }
         facts.put("nics", nics);
         facts.put("channels", channels.length);
+        facts.put("path", path.label());
+        facts.put("path_applies", discovery.pathApplies());
+        facts.put("pairs_same_node", pairs[0]);
+        facts.put("pairs_cross_node", pairs[1]);
         facts.put("ranks", size);
         facts.put("rank_source", env.source());
         Provenance.record("fabric-" + benchmark, facts);
