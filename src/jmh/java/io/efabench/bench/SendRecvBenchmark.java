@@ -40,6 +40,13 @@ public class SendRecvBenchmark {
     @Param({"SingleHost", "SingleDevice"})
     public SendRecvConfig config;
 
+    /**
+     * nic: every byte crosses the NIC (efa/verbs hints without FI_LOCAL_COMM); auto: what an
+     * application gets (same-node peers may go through shm). tcp and shm ignore it.
+     */
+    @Param({"nic"})
+    public String path;
+
     @Param({"128K", "256K", "512K", "1M", "2M", "4M", "8M", "16M", "32M", "64M", "128M"})
     public String size;
 
@@ -50,6 +57,7 @@ public class SendRecvBenchmark {
     public void setup(BenchmarkParams bp) {
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, "1", 2, config.memory);
+        trial.requireSendFits(bytes);
         rounds = trial.rounds(t -> new PingPongRounds(t, bytes));
     }
 

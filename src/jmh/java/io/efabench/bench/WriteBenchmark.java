@@ -56,6 +56,13 @@ public class WriteBenchmark {
     @Param({"remote", "local"})
     public String completion;
 
+    /**
+     * nic: every byte crosses the NIC (efa/verbs hints without FI_LOCAL_COMM); auto: what an
+     * application gets (same-node peers may go through shm). tcp and shm ignore it.
+     */
+    @Param({"nic"})
+    public String path;
+
     private FabricTrial trial;
     private WriteRounds rounds;
 

@@ -271,7 +271,7 @@ public final class FabricTrial implements AutoCloseable {
         for (Channel c : channels) {
             String refusal = sendTooLarge(bytes, c.maxSendSize(), c.nic());
             if (refusal != null) {
-                throw new BenchmarkSetupException(refusal);
+                throw fail(new BenchmarkSetupException(refusal)); // every rank fails with this line
             }
         }
     }
