@@ -55,7 +55,7 @@ public class SendRecvBenchmark {
 
     @Setup(Level.Iteration)
     public void startIteration(IterationParams ip) {
-        trial.beginIteration(ip);
+        trial.beginIteration(ip, rounds);
     }
 
     @Benchmark
