@@ -6,7 +6,9 @@
 # Each side of both tools is pinned to its own CPU (server/rank 1 on CPU 1, client/rank 0 on CPU 0).
 # fabtests need -E (out-of-band address exchange) for shm on one host; the client is started once
 # the server listens, and the script waits for the server by its pid.
-# Usage: docs/perf/write-vs-fi_rma_bw.sh [target/benchmarks.jar] [rounds] [windows] [sizes]
+# PIN=0 runs both tools unpinned (taskset off): a pinned JVM shares its CPU with its JIT, GC and
+# JMH's host JVM, and was measured 3x slower than unpinned at 4K here while fi_rma_bw was not.
+# Usage: [PIN=0] docs/perf/write-vs-fi_rma_bw.sh [target/benchmarks.jar] [rounds] [windows] [sizes]
 #   e.g. docs/perf/write-vs-fi_rma_bw.sh target/benchmarks.jar 2 "64 1" "64 4K 64K 1M"
 set -euo pipefail
 jar=${1:-target/benchmarks.jar}
@@ -20,6 +22,7 @@ export LD_LIBRARY_PATH="$lib/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 declare -A fab
+pin() { if [ "${PIN:-1}" = 0 ]; then "${@:2}"; else taskset -c "$@"; fi; }
 
 bytes() { case "$1" in *K) echo $(( ${1%K} << 10 )) ;; *M) echo $(( ${1%M} << 20 )) ;; *) echo "$1" ;; esac; }
 
@@ -31,7 +34,7 @@ iters() { # fi_rma_bw iterations for roughly 1-2 s at the given window and size
 
 fi_bw() { # window size-label
     local port=$((47600 + RANDOM % 1000)) n b; n=$(iters "$1" "$2"); b=$(bytes "$2")
-    taskset -c 1 "$lib/bin/fi_rma_bw" -p shm -e rdm -o writedata -W "$1" -S "$b" -I "$n" -E="$port" >"$out/srv.log" 2>&1 &
+    pin 1 "$lib/bin/fi_rma_bw" -p shm -e rdm -o writedata -W "$1" -S "$b" -I "$n" -E="$port" >"$out/srv.log" 2>&1 &
     local srv=$!
     # -E: the server listens on the out-of-band port; wait until it does (or died).
     for _ in $(seq 100); do
@@ -40,7 +43,7 @@ fi_bw() { # window size-label
         sleep 0.05
     done
     local mbps
-    mbps=$(taskset -c 0 "$lib/bin/fi_rma_bw" -p shm -e rdm -o writedata -W "$1" -S "$b" -I "$n" -E="$port" localhost \
+    mbps=$(pin 0 "$lib/bin/fi_rma_bw" -p shm -e rdm -o writedata -W "$1" -S "$b" -I "$n" -E="$port" localhost \
         | awk '$1 != "bytes" && NF >= 7 {print $5}' | tail -1)
     wait "$srv"
     fab["$1/$2"]=$(awk -v m="$mbps" 'BEGIN {printf "%.2f", m * 8 / 1000}')
@@ -51,9 +54,9 @@ ours() { # window size-labels...
     local w=$1; shift
     local port=$((29600 + RANDOM % 1000)) list; list=$(IFS=,; echo "$*")
     for k in 0 1; do
-        env RANK=$k WORLD_SIZE=2 LOCAL_RANK=$k LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+        RANK=$k WORLD_SIZE=2 LOCAL_RANK=$k LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
             FI_PROVIDER=shm EFABENCH_LOOPBACK=1 LD_PRELOAD="$java_home/lib/libjsig.so" \
-            taskset -c "$k" "$java" -Djmh.ignoreLock=true -jar "$jar" WriteBenchmark -p config=SinglePin \
+            pin "$k" "$java" -Djmh.ignoreLock=true -jar "$jar" WriteBenchmark -p config=SinglePin \
             -p completion=local -p channels=1 -p window="$w" -p size="$list" \
             -f 1 -wi 3 -w 1s -i 5 -r 1s -foe true -prof io.efabench.harness.MetricsProfiler \
             -rf json -rff "$out/rank$k.json" >"$out/rank$k.log" 2>&1 &
