@@ -63,7 +63,7 @@ public class SendRecvBenchmark {
 
     @Setup(Level.Iteration)
     public void startIteration(IterationParams ip) {
-        trial.beginIteration(ip);
+        trial.beginIteration(ip, rounds);
     }
 
     @Benchmark

@@ -33,7 +33,8 @@ import io.efabench.harness.WriteRounds;
  *   <li>RoundRobin: target k on channel (k + rank) % channels, all targets at once.</li>
  * </ul>
  * {@code completion=remote}: a write is done when the target saw every immediate (it acks);
- * {@code completion=local}: done at the local completion, at most 16 rounds ahead of the target.
+ * {@code completion=local}: done at the local completion, credits keep it at most max(16, window)
+ * rounds ahead of the target. {@code window}: writes outstanding per channel (1 = latency mode).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -63,6 +64,13 @@ public class WriteBenchmark {
     @Param({"nic"})
     public String path;
 
+    /**
+     * Writes outstanding per channel (like fi_rma_bw -W): 1 is the latency mode (an invocation
+     * is one whole round), larger windows pipeline rounds (lat_us is then not reported).
+     */
+    @Param({"64"})
+    public int window;
+
     private FabricTrial trial;
     private WriteRounds rounds;
 
@@ -75,12 +83,12 @@ public class WriteBenchmark {
         };
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, config.memory);
-        rounds = trial.rounds(t -> new WriteRounds(t, config.layout, remote, bytes));
+        rounds = trial.rounds(t -> new WriteRounds(t, config.layout, remote, bytes, window));
     }
 
     @Setup(Level.Iteration)
     public void startIteration(IterationParams ip) {
-        trial.beginIteration(ip);
+        trial.beginIteration(ip, rounds);
     }
 
     @Benchmark

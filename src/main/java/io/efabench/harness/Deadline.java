@@ -36,13 +36,22 @@ public final class Deadline {
 
     /** True while the wait may go on; throws once the group failed or the budget is spent. */
     public boolean check(String operation, int peer) {
+        return check(operation, peer, -1);
+    }
+
+    /**
+     * As {@link #check(String, int)}; a {@code round} of 0 or more is named in the failure
+     * ("... of round 812 ..."), formatted only then, so the spin allocates nothing.
+     */
+    public boolean check(String operation, int peer, long round) {
         group.checkAlive();
         if ((++spins & 4095) == 0) {
             long now = System.nanoTime();
             if (expiresAt == UNARMED) {
                 expiresAt = now + budgetNanos;
             } else if (now - expiresAt > 0) {
-                throw new BenchmarkSetupException("rank " + group.rank() + ": " + operation + " with rank " + peer
+                throw new BenchmarkSetupException("rank " + group.rank() + ": " + operation
+                        + (round >= 0 ? " (round " + round + ")" : "") + " with rank " + peer
                         + " did not complete within " + budgetNanos / 1_000_000_000L + " s (EFABENCH_TIMEOUT_S)");
             }
         }

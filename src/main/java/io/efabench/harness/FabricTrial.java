@@ -334,12 +334,26 @@ public final class FabricTrial implements AutoCloseable {
         return out;
     }
 
-    /** Iteration setup: remembers the iteration time (for barrier deadlines) and lines up all ranks. */
-    public void beginIteration(IterationParams ip) {
+    /**
+     * Iteration setup: remembers the iteration time (for barrier deadlines), lines up all ranks,
+     * then runs one untimed round ({@link Rounds#leaderWarmRound}): a rank leaves the barrier at
+     * its own pace, and the first timed round would otherwise wait for the slowest one to get
+     * back into its polling loop (in {@code -bm ss} with small batches that is most of the score).
+     */
+    public void beginIteration(IterationParams ip, Rounds r) {
         iteration++;
         long ms = ip.getTime().convertTo(java.util.concurrent.TimeUnit.MILLISECONDS);
         iterationTime = Duration.ofMillis(Math.max(0, ms));
         group.barrier("start of iteration " + iteration, timeout.plus(iterationTime));
+        try {
+            if (rank == 0) {
+                r.leaderWarmRound();
+            } else {
+                r.followerWarmRound();
+            }
+        } catch (RuntimeException e) {
+            throw fail(e, r.peerInFlight());
+        }
     }
 
     public long iteration() {

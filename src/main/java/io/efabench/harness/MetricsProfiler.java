@@ -22,7 +22,10 @@ import org.openjdk.jmh.util.SampleBuffer;
 import org.openjdk.jmh.util.Statistics;
 
 /**
- * Adds the secondary metrics {@code gbps}, {@code busbw_pct} and {@code lat_us} (and, in
+ * Adds the secondary metrics {@code gbps}, {@code busbw_pct} and {@code lat_us} (the last only
+ * where an invocation is one latency: {@link Traffic#invocationIsLatency}; pipelined write rounds
+ * with {@code window} > 1 report no {@code lat_us}, since a round's share of the time is not a
+ * latency) (and, in
  * {@code -bm sample}, the latency percentiles {@code lat_p50_us}, {@code lat_p90_us},
  * {@code lat_p99_us}, {@code lat_p999_us}) to every iteration of an efabench benchmark (enable
  * with {@code -prof io.efabench.harness.MetricsProfiler}; {@code run-jmh.sh} always does). The
@@ -76,8 +79,10 @@ public final class MetricsProfiler implements InternalProfiler {
                 if (!Double.isNaN(pct)) {
                     out.add(new ScalarResult("busbw_pct", pct, "%", AggregationPolicy.AVG));
                 }
-                out.add(new ScalarResult("lat_us", Metrics.transferLatUs(seconds, t.transfersPerInvocation()), "us",
-                        AggregationPolicy.AVG));
+                if (t.invocationIsLatency()) {
+                    out.add(new ScalarResult("lat_us", Metrics.transferLatUs(seconds, t.transfersPerInvocation()), "us",
+                            AggregationPolicy.AVG));
+                }
             }
         }
         long checked = Traffic.checkedRounds();
@@ -98,6 +103,9 @@ public final class MetricsProfiler implements InternalProfiler {
         out.add(new Pooled("gbps", Pooled.GBPS, 0, invocationNanos, t));
         if (t.linkGbps() > 0) {
             out.add(new Pooled("busbw_pct", Pooled.BUSBW_PCT, 0, invocationNanos, t));
+        }
+        if (!t.invocationIsLatency()) {
+            return out; // pipelined rounds: an invocation's time is not a latency, so no lat_us at all
         }
         out.add(new Pooled("lat_us", Pooled.LAT_US, 0, invocationNanos, t));
         if (percentiles) {

@@ -24,7 +24,8 @@ public final class PingPongRounds implements Rounds {
     private final MemoryRegion recvMr;
     private final Completion comp;
     private final Deadline deadline;
-    private final String corruptOffset = System.getenv("EFABENCH_CORRUPT_OFFSET");
+    /** Test hook, read once: the byte of every checked round's payload this rank flips before sending, or -1. */
+    private final long corruptOffset = WriteRounds.testHook("EFABENCH_CORRUPT_OFFSET");
 
     private int peerInFlight = -1;
     private boolean sendDone;
@@ -92,6 +93,17 @@ public final class PingPongRounds implements Rounds {
         }
     }
 
+    /** Untimed, after the iteration's start barrier: one ping-pong with every target. */
+    @Override
+    public void leaderWarmRound() {
+        leaderRound();
+    }
+
+    @Override
+    public void followerWarmRound() {
+        followerRound();
+    }
+
     /** One follower invocation: answer the next ping, or return at once after END. */
     @Override
     public void followerRound() {
@@ -127,8 +139,8 @@ public final class PingPongRounds implements Rounds {
         String verdict = null;
         for (int k = 1; k < t.size; k++) {
             sendBuf.fill(0, k, round);
-            if (corruptOffset != null) {
-                sendBuf.corrupt(Long.parseLong(corruptOffset.trim()));
+            if (corruptOffset >= 0) {
+                sendBuf.corrupt(corruptOffset);
             }
             recvBuf.clear();
             pingPong(k);
@@ -166,6 +178,9 @@ public final class PingPongRounds implements Rounds {
             verdict = e.getMessage() + " (SendRecv ping)";
         }
         sendBuf.fill(t.rank, 0, ended);
+        if (corruptOffset >= 0) {
+            sendBuf.corrupt(corruptOffset); // a corrupted pong: the leader's check must catch it
+        }
         answer();
         served--; // the checked round is not a timed round
         t.verdicts("ping-pong checked round " + ended, verdict);

@@ -30,6 +30,16 @@ public interface Rounds {
 
     void leaderRound();
 
+    /**
+     * Leader, right after the iteration's start barrier, untimed: one whole round that returns
+     * only when every target has served it, so no timed round pays for a follower that is still
+     * waking up from the barrier. It counts as a round (END includes it).
+     */
+    void leaderWarmRound();
+
+    /** Follower side of {@link #leaderWarmRound}: serve exactly that one round. */
+    void followerWarmRound();
+
     void followerRound();
 
     void leaderEndIteration();

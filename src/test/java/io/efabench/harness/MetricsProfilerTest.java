@@ -98,9 +98,17 @@ class MetricsProfilerTest {
     void noPercentilesWhereASampleIsNotOneLatency() {
         SampleBuffer b = new SampleBuffer();
         b.add(10_000);
-        Map<String, Double> m = merged(new Traffic(4096, 1, 0, 0, false), false, b);
+        Map<String, Double> m = merged(new Traffic(4096, 1, 0, 0, true), false, b);
         assertEquals(Map.of("gbps", m.get("gbps"), "lat_us", m.get("lat_us")), m, "no busbw_pct either: link unknown");
         assertFalse(m.containsKey("lat_p99_us"));
+    }
+
+    @Test
+    void noLatencyAtAllWherePipelinedRoundsOverlap() {
+        SampleBuffer b = new SampleBuffer();
+        b.add(10_000);
+        Map<String, Double> m = merged(new Traffic(4096, 1, 100, 0, false), true, b);
+        assertEquals(java.util.Set.of("gbps", "busbw_pct"), m.keySet(), "a pipelined round's time is not a latency");
     }
 
     @Test
