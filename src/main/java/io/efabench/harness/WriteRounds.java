@@ -334,7 +334,7 @@ public final class WriteRounds implements Rounds {
             awaitAck(opPeer[i], r - credits);
             post(i, DATA, r, opPeer[i]);
         }
-        progress(); // reap what has completed; a full window blocks in post
+        reapHalfWindow();
         if (remote) {
             for (int k : targets) {
                 awaitAck(k, r - window + 1);
@@ -539,6 +539,22 @@ public final class WriteRounds implements Rounds {
      * own condition, so not draining until a CQ reads empty keeps an extra fi_cq_read (a poll()
      * and a read() on tcp) off the path between the completion awaited and the next post.
      */
+    /**
+     * Pipelined rounds: reap completions in batches, like fi_rma_bw, only once a channel has
+     * half its window in flight, and then until its CQ reads empty. One fi_cq_read per post
+     * (each one a pass of the provider's progress engine) cost ~0.08 us per 64-byte write on shm.
+     */
+    private void reapHalfWindow() {
+        Channel[] chs = t.channels;
+        for (int c = 0; c < chs.length; c++) {
+            if (freeTop[c] <= window / 2) {
+                while (chs[c].poll(comp) == 1) {
+                    handle(c);
+                }
+            }
+        }
+    }
+
     private void progress() {
         Channel[] chs = t.channels;
         for (int c = 0; c < chs.length; c++) {
