@@ -180,6 +180,9 @@ public final class Channel implements AutoCloseable {
             throw new IllegalArgumentException("depth must be positive: " + depth);
         }
         MemorySegment info = discovery.info(nic);
+        if (nic.provider().equals("shm") || nic.provider().equals("efa")) {
+            ShmLeftovers.removeOwnOnce(); // efa opens shm for peers on its node
+        }
         Channel c = new Channel(nic);
         OPEN.add(c);
         try {
