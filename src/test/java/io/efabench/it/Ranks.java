@@ -35,10 +35,23 @@ final class Ranks {
         return a;
     }
 
+    /**
+     * A free port below the kernel's ephemeral range (32768+), like run-jmh.sh's free_port: a
+     * port from ServerSocket(0) is ephemeral, and the JMH host JVMs of the ranks bind ephemeral
+     * ports for their forks while rank 0 is still starting, so one took the rendezvous port once
+     * ("answered but is not an efabench rendezvous").
+     */
     static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0)) {
-            return s.getLocalPort();
+        java.util.concurrent.ThreadLocalRandom random = java.util.concurrent.ThreadLocalRandom.current();
+        for (int i = 0; i < 200; i++) {
+            int port = 20000 + random.nextInt(12000);
+            try (ServerSocket s = new ServerSocket(port, 1, java.net.InetAddress.getLoopbackAddress())) {
+                return s.getLocalPort();
+            } catch (IOException taken) {
+                // try another
+            }
         }
+        throw new IOException("no free port found in 20000-31999");
     }
 
     /** Starts {@code n} ranks; {@code perRank} may adjust each rank's args or env (may be null). */
