@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
-import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -206,7 +205,7 @@ final class IpcRig implements AutoCloseable {
     private byte[] describeSelf() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
-            out.writeUTF(InetAddress.getLocalHost().getHostName());
+            out.writeUTF(RankGroup.hostname());
             out.writeUTF(device.pciBusId());
             byte[] h = inbox == null ? new byte[0] : IpcHandle.export(inbox).toBytes();
             out.writeInt(h.length);

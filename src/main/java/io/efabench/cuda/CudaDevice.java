@@ -89,7 +89,8 @@ public final class CudaDevice {
         return null;
     }
 
-    private static String visibleDevicesNote() {
+    /** " (CUDA_VISIBLE_DEVICES=...)" when it is set, for messages about which GPUs a rank sees; else "". */
+    public static String visibleDevicesNote() {
         String v = System.getenv("CUDA_VISIBLE_DEVICES");
         return v == null ? "" : " (CUDA_VISIBLE_DEVICES=" + v + ")";
     }

@@ -82,7 +82,7 @@ public final class TrialGpu implements AutoCloseable {
         });
         int visible = CudaDevice.visibleCount();
         if (visible == 0) {
-            throw new BenchmarkSetupException("no GPU visible to rank " + env.rank() + visibleNote());
+            throw new BenchmarkSetupException("no GPU visible to rank " + env.rank() + CudaDevice.visibleDevicesNote());
         }
         int local = Math.max(env.localWorldSize(), env.localRank() + 1);
         int ordinal = ordinalFor(env.localRank(), local, visible, sharing);
@@ -109,15 +109,10 @@ public final class TrialGpu implements AutoCloseable {
         }
         if (sharing == Sharing.REFUSED) {
             throw new BenchmarkSetupException("local rank " + localRank + " has no GPU of its own: " + visible
-                    + " GPU(s) visible for " + localRanks + " local ranks" + visibleNote()
+                    + " GPU(s) visible for " + localRanks + " local ranks" + CudaDevice.visibleDevicesNote()
                     + "; start at most " + visible + " rank(s) per node");
         }
         return localRank % visible;
-    }
-
-    private static String visibleNote() {
-        String v = System.getenv("CUDA_VISIBLE_DEVICES");
-        return v == null ? "" : " (CUDA_VISIBLE_DEVICES=" + v + ")";
     }
 
     /** This rank's GPU facts for the run's provenance. */

@@ -1,8 +1,6 @@
 package io.efabench.harness;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -46,7 +44,7 @@ final class TrialLocality {
      * their NUMA node (EFABENCH_BIND=0 leaves the threads alone).
      */
     static TrialLocality establish(RankGroup group, Duration timeout, List<NicInfo> all, String gpuBusId, Sysfs sysfs) {
-        String mine = hostname() + "\n" + (gpuBusId == null ? "" : gpuBusId);
+        String mine = RankGroup.hostname() + "\n" + (gpuBusId == null ? "" : gpuBusId);
         List<byte[]> every = group.allgather("host and GPU", mine.getBytes(StandardCharsets.UTF_8), timeout);
         List<String> hosts = new ArrayList<>();
         List<String> gpus = new ArrayList<>();
@@ -130,14 +128,5 @@ final class TrialLocality {
             b.append(b.isEmpty() ? "" : ",").append(lo).append(cpus.get(i) != lo ? "-" + cpus.get(i) : "");
         }
         return b.toString();
-    }
-
-    /** As the rendezvous names hosts: /proc is instant, InetAddress can stall on DNS. */
-    private static String hostname() {
-        try {
-            return Files.readString(Path.of("/proc/sys/kernel/hostname")).strip();
-        } catch (java.io.IOException e) {
-            return "unknown-host";
-        }
     }
 }

@@ -147,6 +147,11 @@ public final class RankGroup implements AutoCloseable {
         return key;
     }
 
+    /** This host's name as the rendezvous reports it (from /proc: InetAddress can stall on DNS). */
+    public static String hostname() {
+        return Rendezvous.hostname();
+    }
+
     /** "rank 1 (host h pid 123)", for messages about a peer. */
     public String describe(int rank) {
         return names[rank];
