@@ -462,7 +462,7 @@ public final class Channel implements AutoCloseable {
      * {@code ep_attr->max_msg_size}. Only asked at API 2.0 or newer: the option does not exist before.
      */
     public long maxSendSize() {
-        if (Fi.atLeast(Fi.apiVersion(), Fi.version(2, 0))) {
+        if (Fi.atLeast(apiVersion, Fi.version(2, 0))) {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment value = arena.allocate(ValueLayout.JAVA_LONG);
                 MemorySegment len = arena.allocate(ValueLayout.JAVA_LONG);

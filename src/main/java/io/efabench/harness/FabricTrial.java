@@ -466,13 +466,15 @@ public final class FabricTrial implements AutoCloseable {
      * one, shared or not), and device buffers say how they were registered.
      */
     private void recordProvenance() {
+        // Every buffer of a trial is registered alike (one provider), so the first one speaks for all.
+        String registration = buffers.isEmpty() ? "none" : buffers.get(0).registration().name().toLowerCase(java.util.Locale.ROOT);
+        String refusal = buffers.isEmpty() ? null : buffers.get(0).dmaBufRefusal();
         if (gpu != null) {
             Map<String, Object> g = gpu.provenance();
             g.put("rank", rank);
             g.put("memory", memory.name().toLowerCase(java.util.Locale.ROOT));
             if (memory == MemoryKind.DEVICE) {
-                g.put("registration", registration());
-                String refusal = buffers.isEmpty() ? null : buffers.get(0).dmaBufRefusal();
+                g.put("registration", registration);
                 if (refusal != null) {
                     g.put("dmabuf_refused", refusal);
                 }
@@ -491,8 +493,7 @@ public final class FabricTrial implements AutoCloseable {
         if (memory == MemoryKind.DEVICE) {
             System.out.println("# efabench: " + config + ": device buffers on " + gpu.device.name() + " " + gpu.device.pciBusId()
                     + (gpu.shared ? " (shared by the ranks of this node)" : "") + ", registered through "
-                    + registration() + (buffers.isEmpty() || buffers.get(0).dmaBufRefusal() == null ? ""
-                            : " (DMA-BUF refused: " + buffers.get(0).dmaBufRefusal() + ")"));
+                    + registration + (refusal == null ? "" : " (DMA-BUF refused: " + refusal + ")"));
         }
         Map<String, Object> facts = new LinkedHashMap<>();
         facts.put("provider", discovery.provider());
@@ -501,7 +502,7 @@ public final class FabricTrial implements AutoCloseable {
         facts.put("libfabric_api", Discovery.apiVersion());
         facts.put("memory", memory.name().toLowerCase(java.util.Locale.ROOT));
         if (memory == MemoryKind.DEVICE) {
-            facts.put("registration", registration());
+            facts.put("registration", registration);
         }
         List<Map<String, Object>> nics = new ArrayList<>();
         for (NicInfo nic : discovery.nics()) {
@@ -538,11 +539,6 @@ public final class FabricTrial implements AutoCloseable {
             // Traffic stays published: JMH runs profilers' afterIteration for the last
             // iteration after the trial teardown.
         }
-    }
-
-    /** "dmabuf" or "va" (device buffers), "host" otherwise; the first buffer's, since all share one provider. */
-    private String registration() {
-        return buffers.isEmpty() ? "none" : buffers.get(0).registration().name().toLowerCase(java.util.Locale.ROOT);
     }
 
     /**

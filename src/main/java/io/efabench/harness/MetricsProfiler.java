@@ -22,13 +22,13 @@ import org.openjdk.jmh.util.SampleBuffer;
 import org.openjdk.jmh.util.Statistics;
 
 /**
- * Adds the secondary metrics {@code gbps}, {@code busbw_pct} and {@code lat_us} (the last only
- * where an invocation is one latency: {@link Traffic#invocationIsLatency}; pipelined write rounds
- * with {@code window} > 1 report no {@code lat_us}, since a round's share of the time is not a
- * latency) (and, in
+ * Adds the secondary metrics {@code gbps}, {@code busbw_pct} and {@code lat_us} and, in
  * {@code -bm sample}, the latency percentiles {@code lat_p50_us}, {@code lat_p90_us},
- * {@code lat_p99_us}, {@code lat_p999_us}) to every iteration of an efabench benchmark (enable
+ * {@code lat_p99_us}, {@code lat_p999_us} to every iteration of an efabench benchmark (enable
  * with {@code -prof io.efabench.harness.MetricsProfiler}; {@code run-jmh.sh} always does). The
+ * latency metrics appear only where an invocation is one latency
+ * ({@link Traffic#invocationIsLatency}): pipelined write rounds with {@code window} > 1 report
+ * none, since a round's share of the time is not a latency. The
  * figures derive from JMH's own primary score (or, for GPU benchmarks, the CUDA-event time in
  * {@link DeviceClock}) and the {@link Traffic} the benchmark published, through the formulas in
  * {@link Metrics}. On follower ranks it adds only {@code follower} = the rank, to mark that

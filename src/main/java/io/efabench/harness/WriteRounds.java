@@ -535,14 +535,10 @@ public final class WriteRounds implements Rounds {
     // ---- completions --------------------------------------------------------------------
 
     /**
-     * Reads at most one completion from each channel. Allocation-free. Every caller loops on its
-     * own condition, so not draining until a CQ reads empty keeps an extra fi_cq_read (a poll()
-     * and a read() on tcp) off the path between the completion awaited and the next post.
-     */
-    /**
      * Pipelined rounds: reap completions in batches, like fi_rma_bw, only once a channel has
      * half its window in flight, and then until its CQ reads empty. One fi_cq_read per post
-     * (each one a pass of the provider's progress engine) cost ~0.08 us per 64-byte write on shm.
+     * (each one a pass of the provider's progress engine) cost ~0.04 us per 64-byte write on shm
+     * (0.20 -> 0.166 us per invocation, docs/PERFORMANCE.md).
      */
     private void reapHalfWindow() {
         Channel[] chs = t.channels;
@@ -555,6 +551,11 @@ public final class WriteRounds implements Rounds {
         }
     }
 
+    /**
+     * Reads at most one completion from each channel. Allocation-free. Every caller loops on its
+     * own condition, so not draining until a CQ reads empty keeps an extra fi_cq_read (a poll()
+     * and a read() on tcp) off the path between the completion awaited and the next post.
+     */
     private void progress() {
         Channel[] chs = t.channels;
         for (int c = 0; c < chs.length; c++) {
@@ -575,7 +576,7 @@ public final class WriteRounds implements Rounds {
             } else {
                 // The leader posts round r only once this rank acked r - credits: rounds in flight are
                 // served + 1 .. served + credits, and the ring holds them.
-                long ahead = ((data & ROUND_BITS) - (served + 1)) & ROUND_BITS;
+                long ahead = (round(data) - (served + 1)) & ROUND_BITS;
                 if (ahead >= ring) {
                     throw new BenchmarkSetupException("rank " + t.rank + ": a write with immediate data for round "
                             + round(data) + " from rank 0 arrived after rank " + t.rank + " served round " + served
