@@ -4,21 +4,21 @@
 #   SendRecvBenchmark SingleDevice               vs  fi_rdm_pingpong -D cuda -R
 # Same provider (shm by default: two processes on one GPU), same sizes (4K, 1M, 64M), device
 # memory registered through DMA-BUF on both sides (-R), one channel, and the same number of
-# writes in flight: WriteBenchmark keeps one round in flight (its window), so fi_rma_bw runs
-# with -W 1 unless WINDOW says otherwise. Each side of each tool is pinned to its own CPU.
+# writes in flight: WINDOW (default 64, fabtests' default) is both fi_rma_bw's -W and
+# WriteBenchmark's -p window. Each side of each tool is pinned to its own CPU.
 # Prints one line per (benchmark, size, tool): Gbps (1e9 bit/s) and, for ping-pong, the one-way
 # latency in us (fabtests' usec/xfer = half a round trip = our lat_us), then the ratio ours/C.
 #
 # Needs a CUDA-capable libfabric and its fabtests on PATH / LD_LIBRARY_PATH
 # (../shared/gpu/build-libfabric-cuda.sh), JAVA_HOME with a JDK or jlink runtime 25.
 # Usage: docs/perf/device-vs-fabtests.sh [target/benchmarks.jar] [rounds] [outdir]
-# Environment: PROVIDER (shm), WINDOW (1), CPU_A / CPU_B (2 / 3), JMH_TIMES (JMH's -wi/-w/-i/-r).
+# Environment: PROVIDER (shm), WINDOW (64), CPU_A / CPU_B (2 / 3), JMH_TIMES (JMH's -wi/-w/-i/-r).
 set -euo pipefail
 jar=${1:-target/benchmarks.jar}
 rounds=${2:-1}
 out=${3:-$(mktemp -d)}
 provider=${PROVIDER:-shm}
-window=${WINDOW:-1}
+window=${WINDOW:-64}
 java_home=${JAVA_HOME:?set JAVA_HOME to a Java 25 runtime}
 java="$java_home/bin/java"
 mkdir -p "$out"
@@ -41,8 +41,10 @@ fabtest() { # tool label size-label bytes extra-args...
     taskset -c "$cpu_a" "$tool" -p "$provider" -e rdm -D cuda -R -S "$bytes" -I "$n" -E "$@" localhost >"$log" 2>&1 || {
         echo "$tool $sl failed:"; cat "$log" "$log.server"; kill "$srv" 2>/dev/null; return 1; }
     wait "$srv"
-    awk -v t="$label" -v s="$sl" '$1 ~ /^[0-9]/ && NF >= 6 {
-        printf "%-9s %-4s %-26s gbps %9.3f  lat_us %9.3f\n", t, s, "C", $5 * 8 / 1000, $6 }' "$log"
+    # Read from the end of the line: above ~1 TB/s the MB/sec column runs into the time column
+    # ("0.01s1132000.00"), so only usec/xfer and Mxfers/sec are at fixed places.
+    awk -v t="$label" -v s="$sl" -v b="$bytes" '$1 ~ /^[0-9]/ && NF >= 6 {
+        printf "%-9s %-4s %-26s gbps %9.3f  lat_us %9.3f\n", t, s, "C", b * 8 / ($(NF - 1) * 1000), $(NF - 1) }' "$log"
 }
 
 ours() { # benchmark label jmh-args...
@@ -65,13 +67,14 @@ ours() { # benchmark label jmh-args...
 import json, sys
 for e in json.load(open(sys.argv[1])):
     s = e["secondaryMetrics"]
-    print("%-9s %-4s %-26s gbps %9.3f  lat_us %9.3f  (checked_rounds %d)" % (sys.argv[2], e["params"]["size"],
-          "efabench " + e["params"]["config"], s["gbps"]["score"], s["lat_us"]["score"], s["checked_rounds"]["score"]))
+    lat = "%9.3f" % s["lat_us"]["score"] if "lat_us" in s else "%9s" % "-"  # lat_us only where one op is in flight
+    print("%-9s %-4s %-26s gbps %9.3f  lat_us %s  (checked_rounds %d)" % (sys.argv[2], e["params"]["size"],
+          "efabench " + e["params"]["config"], s["gbps"]["score"], lat, s["checked_rounds"]["score"]))
 PY
 }
 
 for _ in $(seq "$rounds"); do
-    ours WriteBenchmark write -p config=SingleDMA -p completion=local -p channels=1
+    ours WriteBenchmark write -p config=SingleDMA -p completion=local -p channels=1 -p window="$window"
     for s in "${sizes[@]}"; do fabtest fi_rma_bw write "${s%%:*}" "${s##*:}" -o writedata -W "$window"; done
     ours SendRecvBenchmark sendrecv -p config=SingleDevice
     for s in "${sizes[@]}"; do fabtest fi_rdm_pingpong sendrecv "${s%%:*}" "${s##*:}"; done
