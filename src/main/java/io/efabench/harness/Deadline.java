@@ -13,14 +13,31 @@ import io.efabench.rank.RankGroup;
 public final class Deadline {
     private static final long UNARMED = Long.MIN_VALUE;
 
+    /**
+     * More local ranks than CPUs: every rank busy-polls, and a rank that holds the data a peer
+     * waits for may sit descheduled for a whole time slice. Waits then give the CPU away every 64
+     * spins (as Open MPI does with mpi_yield_when_idle when oversubscribed). Set by the trial.
+     */
+    private static volatile boolean yieldWhenIdle;
+
     private final RankGroup group;
     private final long budgetNanos;
+    private final boolean yielding = yieldWhenIdle;
     private long expiresAt = UNARMED;
     private int spins;
 
     public Deadline(RankGroup group, Duration budget) {
         this.group = group;
         this.budgetNanos = budget.toNanos();
+    }
+
+    /** True when this process's ranks outnumber its CPUs: see {@link #yieldWhenIdle}. */
+    static void yieldWhenIdle(boolean oversubscribed) {
+        yieldWhenIdle = oversubscribed;
+    }
+
+    static boolean yieldsWhenIdle() {
+        return yieldWhenIdle;
     }
 
     /**
@@ -45,6 +62,9 @@ public final class Deadline {
      */
     public boolean check(String operation, int peer, long round) {
         group.checkAlive();
+        if (yielding && (spins & 63) == 63) {
+            Thread.yield();
+        }
         if ((++spins & 4095) == 0) {
             long now = System.nanoTime();
             if (expiresAt == UNARMED) {

@@ -80,6 +80,7 @@ public final class FabricTrial implements AutoCloseable {
                     + env.worldSize() + " (source: " + env.source() + "); start it with ./run-jmh.sh --ranks N or under srun/mpirun/torchrun");
         }
         timeout = RankGroup.defaultTimeout();
+        Deadline.yieldWhenIdle(oversubscribed(env));
         group = RankGroup.join(env, TrialKey.of(bp), timeout);
         rank = group.rank();
         size = group.size();
@@ -109,6 +110,18 @@ public final class FabricTrial implements AutoCloseable {
             System.out.println("# efabench: rank " + rank + " of " + size + " is a FOLLOWER: its JMH scores only mirror"
                     + " rank 0's rounds and are not results");
         }
+    }
+
+    /**
+     * More ranks on this host than CPUs this process may run on (EFABENCH_YIELD=0/1 overrides):
+     * busy-polling waits then yield ({@link Deadline}), recorded in provenance.
+     */
+    static boolean oversubscribed(RankEnv env) {
+        String v = System.getenv("EFABENCH_YIELD");
+        if (v != null && !v.isBlank()) {
+            return v.trim().equals("1");
+        }
+        return env.localWorldSize() > Runtime.getRuntime().availableProcessors();
     }
 
     /**
@@ -525,6 +538,7 @@ public final class FabricTrial implements AutoCloseable {
         facts.put("pairs_same_node", pairs[0]);
         facts.put("pairs_cross_node", pairs[1]);
         facts.put("ranks", size);
+        facts.put("waits_yield", Deadline.yieldsWhenIdle());
         facts.put("rank_source", env.source());
         Provenance.record("fabric-" + benchmark, facts);
     }

@@ -13,6 +13,16 @@ package io.efabench.harness;
  *       round trip (one direction), like fabtests' usec/xfer and OSU's latency.</li>
  *   <li>{@code lat_p50_us} ... {@code lat_p999_us} ({@code -bm sample} only): percentiles of the
  *       sampled invocation times divided by the transfers per invocation, in microseconds.</li>
+ *   <li>All-to-all (every rank writes {@code size} bytes to each of the N-1 others per round),
+ *       rank 0's figures: {@code gbps} = size x (N-1) x 8 / round time, the bytes this rank sent
+ *       to other ranks (nccl-tests' busbw for alltoall); {@code algbw_gbps} = size x N x 8 /
+ *       round time (nccl-tests' algbw); {@code busbw_pct} = gbps over the link speed of the
+ *       channels this rank wrote on; {@code min_peer_gbps} / {@code max_peer_gbps}: per receiving
+ *       rank, size x 8 / the mean time from a round's start at a sender to the local completion
+ *       of that sender's last write to it, averaged over its senders, then the lowest and highest
+ *       over all ranks; {@code slowest_rank_gbps}: gbps of the rank with the longest mean round
+ *       time in the iteration (a collective is as slow as its slowest rank). The seed's all2all
+ *       figure is one peer's bytes over the round: ours divided by N-1.</li>
  * </ul>
  * Every time-based figure starts from {@link #secondsPerInvocation}: JMH's operation is a whole
  * batch ({@code -bs}) in every mode, so the batch size is divided out here, once.

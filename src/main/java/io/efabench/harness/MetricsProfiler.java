@@ -83,6 +83,19 @@ public final class MetricsProfiler implements InternalProfiler {
                     out.add(new ScalarResult("lat_us", Metrics.transferLatUs(seconds, t.transfersPerInvocation()), "us",
                             AggregationPolicy.AVG));
                 }
+                long algbwBytes = Traffic.algbwBytesPerInvocation();
+                if (algbwBytes > 0) {
+                    out.add(new ScalarResult("algbw_gbps", Metrics.gbps(algbwBytes, seconds), "Gbps", AggregationPolicy.AVG));
+                }
+            }
+        }
+        double[] spread = Traffic.takeIterationSpread();
+        if (spread != null) {
+            String[] names = {"min_peer_gbps", "max_peer_gbps", "slowest_rank_gbps"};
+            for (int i = 0; i < names.length; i++) {
+                if (spread[i] > 0 && !Double.isInfinite(spread[i])) {
+                    out.add(new ScalarResult(names[i], spread[i], "Gbps", AggregationPolicy.AVG));
+                }
             }
         }
         long checked = Traffic.checkedRounds();
@@ -99,8 +112,12 @@ public final class MetricsProfiler implements InternalProfiler {
      * sample is then not one latency) only the mean-based ones.
      */
     static List<Pooled> pooled(Traffic t, SampleBuffer invocationNanos, boolean percentiles) {
-        List<Pooled> out = new ArrayList<>(7);
+        List<Pooled> out = new ArrayList<>(8);
         out.add(new Pooled("gbps", Pooled.GBPS, 0, invocationNanos, t));
+        long algbwBytes = Traffic.algbwBytesPerInvocation();
+        if (algbwBytes > 0) {
+            out.add(new Pooled("algbw_gbps", Pooled.GBPS, 0, invocationNanos, algbwBytes, t.transfersPerInvocation(), 0));
+        }
         if (t.linkGbps() > 0) {
             out.add(new Pooled("busbw_pct", Pooled.BUSBW_PCT, 0, invocationNanos, t));
         }
@@ -207,7 +224,7 @@ public final class MetricsProfiler implements InternalProfiler {
                     t.linkGbps());
         }
 
-        private Pooled(String label, int kind, double percentile, SampleBuffer invocationNanos, long bytes,
+        Pooled(String label, int kind, double percentile, SampleBuffer invocationNanos, long bytes,
                 int transfers, double linkGbps) {
             this(label, kind, percentile, invocationNanos, bytes, transfers, linkGbps,
                     invocationNanos.getStatistics(1e-9));

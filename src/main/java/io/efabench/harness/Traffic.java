@@ -20,6 +20,10 @@ public record Traffic(long bytesPerInvocation, int transfersPerInvocation, doubl
 
     private static volatile Traffic current;
     private static volatile long checkedRounds;
+    /** Collectives only: size x ranks, nccl-tests' algbw numerator; 0 for everything else. */
+    private static volatile long algbwBytesPerInvocation;
+    /** Collectives only: the last iteration's {min_peer_gbps, max_peer_gbps, slowest_rank_gbps}, or null. */
+    private static volatile double[] iterationSpread;
 
     /** Publishes a trial's traffic whose invocation time is a latency (see {@link #invocationIsLatency}). */
     public static void publish(long bytesPerInvocation, int transfersPerInvocation, double linkGbps, int rank) {
@@ -30,6 +34,8 @@ public record Traffic(long bytesPerInvocation, int transfersPerInvocation, doubl
             boolean invocationIsLatency) {
         current = new Traffic(bytesPerInvocation, transfersPerInvocation, linkGbps, rank, invocationIsLatency);
         checkedRounds = 0;
+        algbwBytesPerInvocation = 0;
+        iterationSpread = null;
         DeviceClock.reset();
     }
 
@@ -46,6 +52,31 @@ public record Traffic(long bytesPerInvocation, int transfersPerInvocation, doubl
     /** Clean checked rounds since the trial published its traffic (warm-up included). */
     public static long checkedRounds() {
         return checkedRounds;
+    }
+
+    /** A collective's algbw numerator (size x ranks, nccl-tests' algbw), published after {@link #publish}. */
+    public static void publishAlgbwBytes(long bytes) {
+        algbwBytesPerInvocation = bytes;
+    }
+
+    /** Size x ranks for a collective, else 0: {@code algbw_gbps} is reported only where positive. */
+    public static long algbwBytesPerInvocation() {
+        return algbwBytesPerInvocation;
+    }
+
+    /**
+     * Rank 0 of a collective, in the iteration teardown: the spread over peers and ranks of the
+     * iteration just measured (each in Gbps, see {@link Metrics}); read once by the profiler.
+     */
+    public static void publishIterationSpread(double minPeerGbps, double maxPeerGbps, double slowestRankGbps) {
+        iterationSpread = new double[] {minPeerGbps, maxPeerGbps, slowestRankGbps};
+    }
+
+    /** The spread published for the last iteration, cleared on reading; null when none. */
+    static double[] takeIterationSpread() {
+        double[] s = iterationSpread;
+        iterationSpread = null;
+        return s;
     }
 
     /** The trial's traffic, or null when no efabench benchmark published one. */

@@ -158,11 +158,19 @@ public final class TrialBuffer implements AutoCloseable {
 
     /** Writes the pattern of (sender, receiver, round); returns when it is in memory. */
     public void fill(int sender, int receiver, long round) {
+        fill(0, bytes, sender, receiver, round);
+    }
+
+    /**
+     * Writes the pattern of (sender, receiver, round) into the block [offset, offset + length),
+     * offsets counted from the block's start (all-to-all keeps one block per peer).
+     */
+    public void fill(long offset, long length, int sender, int receiver, long round) {
         if (kind == MemoryKind.HOST) {
-            Payload.fill(segment, sender, receiver, round);
+            Payload.fill(segment.asSlice(offset, length), sender, receiver, round);
         } else {
             gpu.context.makeCurrent();
-            gpu.pattern.fill(gpu.stream, device, sender, receiver, round);
+            gpu.pattern.fill(gpu.stream, device.slice(offset, length), sender, receiver, round);
             gpu.await("rank " + receiver + "'s pattern fill from rank " + sender);
         }
     }
@@ -182,14 +190,20 @@ public final class TrialBuffer implements AutoCloseable {
      * {@link Payload.CorruptionException} naming receiver, sender, round and offset.
      */
     public void verify(int sender, int receiver, long round) {
+        verify(0, bytes, sender, receiver, round);
+    }
+
+    /** As {@link #verify(int, int, long)} for the block [offset, offset + length); offsets named are the block's. */
+    public void verify(long offset, long length, int sender, int receiver, long round) {
         if (kind == MemoryKind.HOST) {
-            Payload.verify(segment, sender, receiver, round);
+            Payload.verify(segment.asSlice(offset, length), sender, receiver, round);
             return;
         }
-        PatternKernels.Verdict v = gpu.pattern.verify(gpu.stream, device, sender, receiver, round, gpu.timeoutNanos);
+        PatternKernels.Verdict v = gpu.pattern.verify(gpu.stream, device.slice(offset, length), sender, receiver, round,
+                gpu.timeoutNanos);
         if (!v.ok()) {
             throw Payload.CorruptionException.onDevice(receiver, sender, round, v.firstBadWord(), v.expected(), v.actual(),
-                    v.mismatchedWords(), bytes / 4);
+                    v.mismatchedWords(), length / 4);
         }
     }
 

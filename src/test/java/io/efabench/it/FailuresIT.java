@@ -164,7 +164,8 @@ class FailuresIT {
      */
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"WriteBenchmark, SingleDMA", "WriteBenchmark, MultiDMA", "WriteBenchmark, RoundRobinDMA",
-        "SendRecvBenchmark, SingleDevice"})
+        "SendRecvBenchmark, SingleDevice", "AllToAllBenchmark, SingleDMA", "AllToAllBenchmark, MultiDMA",
+        "AllToAllBenchmark, RoundRobinDMA"})
     void deviceConfigsWithoutAGpuFailWithOneLine(String benchmark, String config) throws Exception {
         org.junit.jupiter.api.Assumptions.assumeFalse(io.efabench.harness.TrialGpu.present(),
                 "a GPU is visible here: the device configs run for real on it");

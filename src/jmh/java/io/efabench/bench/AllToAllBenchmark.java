@@ -1,0 +1,97 @@
+package io.efabench.bench;
+
+import java.util.concurrent.TimeUnit;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.infra.IterationParams;
+
+import io.efabench.harness.AllToAllRounds;
+import io.efabench.harness.FabricTrial;
+import io.efabench.harness.Sizes;
+import io.efabench.harness.Traffic;
+
+/**
+ * All-to-all (seed: experiments/all2all): in every round each rank writes {@code size} bytes
+ * with immediate data to every other rank at once, the pattern of MoE dispatch/combine. One
+ * invocation is one round on every rank ({@link AllToAllRounds}); rank 0's score is the result,
+ * and each iteration also reports the slowest rank and the spread over peers. {@code gbps} is the
+ * bytes a rank sends to the N-1 others per second (nccl-tests' busbw), {@code algbw_gbps} is
+ * size x N per second (nccl-tests' algbw): the seed's figure is gbps / (N-1).
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
+public class AllToAllBenchmark {
+
+    @Param({"SinglePin", "MultiPin", "RoundRobinPin", "SingleDMA", "MultiDMA", "RoundRobinDMA"})
+    public AllToAllConfig config;
+
+    /** Bytes each rank writes to each peer per round. */
+    @Param({"64K", "256K", "1M", "4M", "8M", "16M", "32M", "64M", "128M"})
+    public String size;
+
+    /** "auto": the NICs the provider reports for this rank; a number opens that many endpoints. */
+    @Param({"auto"})
+    public String channels;
+
+    /** nic: every byte crosses the NIC (efa/verbs); auto: same-node peers may go through shm. */
+    @Param({"nic"})
+    public String path;
+
+    /**
+     * All-to-all rounds a rank may have in flight: 1 is one collective at a time (an invocation
+     * is one all-to-all's latency, like torch.distributed.all_to_all_single); larger windows
+     * pipeline rounds (lat_us is then not reported).
+     */
+    @Param({"1"})
+    public int window;
+
+    private FabricTrial trial;
+    private AllToAllRounds rounds;
+
+    @Setup(Level.Trial)
+    public void setup(BenchmarkParams bp) {
+        long bytes = Sizes.parse(size);
+        trial = FabricTrial.open(bp, channels, 2, config.memory);
+        rounds = trial.rounds(t -> new AllToAllRounds(t, config.layout, bytes, window));
+        Traffic.publishAlgbwBytes(rounds.algbwBytesPerInvocation());
+    }
+
+    @Setup(Level.Iteration)
+    public void startIteration(IterationParams ip) {
+        trial.beginIteration(ip, rounds);
+    }
+
+    @Benchmark
+    public void allToAll() {
+        trial.round(rounds);
+    }
+
+    @TearDown(Level.Iteration)
+    public void endIteration() {
+        trial.endIteration(rounds);
+    }
+
+    @TearDown(Level.Trial)
+    public void close() {
+        if (trial != null) {
+            trial.close();
+        }
+    }
+}
