@@ -12,7 +12,7 @@
 # Needs a CUDA-capable libfabric and its fabtests on PATH / LD_LIBRARY_PATH
 # (../shared/gpu/build-libfabric-cuda.sh), JAVA_HOME with a JDK or jlink runtime 25.
 # Usage: docs/perf/device-vs-fabtests.sh [target/benchmarks.jar] [rounds] [outdir]
-# Environment: PROVIDER (shm), WINDOW (64), CPU_A / CPU_B (2 / 3), JMH_TIMES (JMH's -wi/-w/-i/-r).
+# Environment: BENCHES ("write sendrecv"), PROVIDER (shm), WINDOW (64), CPU_A / CPU_B (2 / 3), JMH_TIMES (JMH's -wi/-w/-i/-r).
 set -euo pipefail
 jar=${1:-target/benchmarks.jar}
 rounds=${2:-1}
@@ -73,9 +73,14 @@ for e in json.load(open(sys.argv[1])):
 PY
 }
 
+benches=${BENCHES:-write sendrecv}
 for _ in $(seq "$rounds"); do
-    ours WriteBenchmark write -p config=SingleDMA -p completion=local -p channels=1 -p window="$window"
-    for s in "${sizes[@]}"; do fabtest fi_rma_bw write "${s%%:*}" "${s##*:}" -o writedata -W "$window"; done
-    ours SendRecvBenchmark sendrecv -p config=SingleDevice
-    for s in "${sizes[@]}"; do fabtest fi_rdm_pingpong sendrecv "${s%%:*}" "${s##*:}"; done
+    if [[ " $benches " == *" write "* ]]; then
+        ours WriteBenchmark write -p config=SingleDMA -p completion=local -p channels=1 -p window="$window"
+        for s in "${sizes[@]}"; do fabtest fi_rma_bw write "${s%%:*}" "${s##*:}" -o writedata -W "$window"; done
+    fi
+    if [[ " $benches " == *" sendrecv "* ]]; then
+        ours SendRecvBenchmark sendrecv -p config=SingleDevice
+        for s in "${sizes[@]}"; do fabtest fi_rdm_pingpong sendrecv "${s%%:*}" "${s##*:}"; done
+    fi
 done

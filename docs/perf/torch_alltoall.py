@@ -1,0 +1,65 @@
+"""torch.distributed.all_to_all_single on CPU tensors (gloo), timed like AllToAllBenchmark.
+
+One process per rank, started by alltoall-vs-torch.sh with RANK, WORLD_SIZE, MASTER_ADDR and
+MASTER_PORT set. Each rank sends `size` bytes to every rank (itself included, as
+all_to_all_single does; that block is a local copy) and receives as much. Like
+AllToAllBenchmark with window=1, one all-to-all at a time: per size, warm-up calls, then
+`samples` timed runs of about `seconds` each; a run's time per all-to-all is its elapsed time
+over its call count, on rank 0. gbps = size x (N-1) x 8 / time (the bytes a rank sends to other
+ranks, as our gbps), algbw_gbps = size x N x 8 / time. Prints one line per size: the mean over
+samples and its min/max.
+"""
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+
+def parse(size):
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
+
+
+def main():
+    sizes = sys.argv[1].split(",") if len(sys.argv) > 1 else ["64K", "1M", "16M"]
+    samples = int(os.environ.get("SAMPLES", "5"))
+    seconds = float(os.environ.get("SECONDS_PER_SAMPLE", "1"))
+    dist.init_process_group("gloo")
+    rank, n = dist.get_rank(), dist.get_world_size()
+    for label in sizes:
+        size = parse(label)
+        send = torch.full((size * n,), rank % 251, dtype=torch.uint8)
+        recv = torch.empty(size * n, dtype=torch.uint8)
+        # warm-up, and a call count for about `seconds` per sample, agreed by all ranks
+        t0 = time.perf_counter()
+        warm = 0
+        while time.perf_counter() - t0 < 0.5 or warm < 3:
+            dist.all_to_all_single(recv, send)
+            warm += 1
+        per_call = torch.tensor([(time.perf_counter() - t0) / warm], dtype=torch.float64)
+        dist.all_reduce(per_call, op=dist.ReduceOp.MAX)
+        calls = max(3, int(seconds / per_call.item()))
+        # the data is checked once: block s of recv came from rank s
+        for s in range(n):
+            if recv[s * size] != s % 251 or recv[(s + 1) * size - 1] != s % 251:
+                raise SystemExit(f"rank {rank}: block of rank {s} is wrong")
+        times = []
+        for _ in range(samples):
+            dist.barrier()
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                dist.all_to_all_single(recv, send)
+            times.append((time.perf_counter() - t0) / calls)
+        if rank == 0:
+            mean = sum(times) / len(times)
+            gbps = [size * (n - 1) * 8 / t / 1e9 for t in times]
+            print("torch gloo %-4s gbps %9.3f (min %.3f max %.3f)  algbw_gbps %9.3f  lat_us %10.2f  calls %d x %d"
+                  % (label, size * (n - 1) * 8 / mean / 1e9, min(gbps), max(gbps), size * n * 8 / mean / 1e9,
+                     mean * 1e6, samples, calls), flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
