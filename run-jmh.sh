@@ -5,6 +5,7 @@
 #   ./run-jmh.sh test [mvn args...]        unit + integration tests (mvn -B verify)
 #   ./run-jmh.sh compare OLD NEW [--metric gbps] [--threshold 5]
 #   ./run-jmh.sh report DIR                 tables, CSV, plots for a run folder
+#   ./run-jmh.sh ranks DIR DIR...           bandwidth against rank count over runs at different rank counts
 #   ./run-jmh.sh build                      build target/benchmarks.jar only
 #
 # Outside a cluster it starts N local ranks (default 2) on 127.0.0.1. Under torchrun, srun or
@@ -52,6 +53,7 @@ usage: ./run-jmh.sh [--ranks N] [--provider P] [--profile] [JMH args...]
        ./run-jmh.sh test [mvn args...]
        ./run-jmh.sh compare OLD NEW [--metric gbps] [--threshold 5]
        ./run-jmh.sh report DIR
+       ./run-jmh.sh ranks DIR DIR... [--metric gbps]
        ./run-jmh.sh build
 
   --ranks N      local ranks to start (default $DEFAULT_RANKS; not allowed under srun/mpirun/torchrun)
@@ -811,6 +813,7 @@ main() {
     case ${1:-} in
     test) shift; cmd_test "$@" ;;
     compare) shift; cmd_report_class compare "$@" ;;
+    ranks) shift; cmd_report_class ranks "$@" ;;
     report)
         shift
         (($# == 1)) || die 2 "usage: ./run-jmh.sh report DIR"

@@ -31,9 +31,13 @@ public final class Csv {
 
     /**
      * Columns: size_bytes, size, config, the other params (sorted), gbps, gbps_error, busbw_pct,
-     * lat_us, (lat_p50_us, lat_p90_us, lat_p99_us, lat_p999_us when any result has them), score,
+     * lat_us, (lat_p50_us, lat_p90_us, lat_p99_us, lat_p999_us when any result has them),
+     * (algbw_gbps, min_peer_gbps, max_peer_gbps, slowest_rank_gbps for all-to-all), score,
      * score_error, score_unit, mode.
      */
+    /** All-to-all's extra metrics, as columns where any result has them. */
+    static final List<String> COLLECTIVE = List.of("algbw_gbps", "min_peer_gbps", "max_peer_gbps", "slowest_rank_gbps");
+
     public static String render(Experiment e) {
         TreeSet<String> paramKeys = new TreeSet<>();
         e.cells().values().forEach(m -> m.values().forEach(r -> paramKeys.addAll(r.params().keySet())));
@@ -42,8 +46,11 @@ public final class Csv {
         List<String> header = new ArrayList<>(List.of("size_bytes", "size", "config"));
         header.addAll(paramKeys);
         boolean pct = Table.hasPercentiles(e);
+        boolean collective = e.cells().values().stream().flatMap(m -> m.values().stream())
+                .anyMatch(r -> r.metric("algbw_gbps") != null);
         header.addAll(List.of("gbps", "gbps_error", "busbw_pct", "lat_us"));
         if (pct) header.addAll(Table.PERCENTILES);
+        if (collective) header.addAll(COLLECTIVE);
         header.addAll(List.of("score", "score_error", "score_unit", "mode"));
         StringBuilder out = new StringBuilder(String.join(",", header)).append('\n');
         for (String group : e.groups()) {
@@ -62,6 +69,9 @@ public final class Csv {
                 row.add(score(r.metric("lat_us")));
                 if (pct) {
                     for (String m : Table.PERCENTILES) row.add(score(r.metric(m)));
+                }
+                if (collective) {
+                    for (String m : COLLECTIVE) row.add(score(r.metric(m)));
                 }
                 row.add(number(r.primary().score()));
                 row.add(number(r.primary().error()));

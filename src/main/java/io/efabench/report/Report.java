@@ -21,6 +21,9 @@ public final class Report {
               plots <run-dir|jmh.json>      write <experiment>-bandwidth/-latency/-sweep.png next to the results
               compare OLD NEW [--metric gbps|lat_us|busbw_pct|score|NAME] [--threshold PCT]
                                             compare two runs (files or run dirs); exit 1 on a regression
+              ranks RUN RUN... [--metric gbps|NAME]
+                                            bandwidth against rank count over runs made at different rank counts:
+                                            a table, ranks.csv and <benchmark>-ranks.png in the last run's folder
               provenance <run-dir>          merge <run-dir>/provenance/*.json into <run-dir>/provenance.json
               all <run-dir>                 provenance, tables, CSV and plots (what the launcher runs)""";
 
@@ -42,13 +45,14 @@ public final class Report {
                 case "tables" -> tables(path(args, 1, 2), out);
                 case "plots" -> plots(path(args, 1, 2), out);
                 case "compare" -> compare(args, out);
+                case "ranks" -> ranks(args, out);
                 case "provenance" -> provenance(runDir(args), out);
                 case "all" -> all(runDir(args), out, err);
                 case "help", "-h", "--help" -> {
                     out.println(USAGE_TEXT);
                     yield 0;
                 }
-                default -> throw new ReportException("unknown command '" + args[0] + "' (tables, plots, compare, provenance, all)");
+                default -> throw new ReportException("unknown command '" + args[0] + "' (tables, plots, compare, ranks, provenance, all)");
             };
         } catch (ReportException e) {
             err.println("report: " + e.getMessage());
@@ -122,6 +126,21 @@ public final class Report {
         if (files.size() != 2) throw new ReportException("compare needs OLD and NEW (JMH JSON files or run dirs), got " + files.size());
         if (metric.isBlank()) throw new ReportException("--metric needs a name");
         return Compare.run(Path.of(files.get(0)), Path.of(files.get(1)), metric, threshold, out);
+    }
+
+    private static int ranks(String[] args, PrintStream out) {
+        List<Path> runs = new ArrayList<>();
+        String metric = "gbps";
+        for (int i = 1; i < args.length; i++) {
+            if (args[i].equals("--metric") && i + 1 < args.length) {
+                metric = args[++i];
+            } else if (args[i].startsWith("--")) {
+                throw new ReportException("unknown option " + args[i] + " (--metric)");
+            } else {
+                runs.add(Path.of(args[i]));
+            }
+        }
+        return RankScaling.run(runs, metric, out);
     }
 
     private static double percent(String v) {

@@ -1,6 +1,7 @@
 package io.efabench.harness;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -34,5 +35,16 @@ class FabricTrialChecksTest {
         String r = FabricTrial.sendTooLarge(16384, 8192, direct);
         assertTrue(r != null && r.startsWith("size=16K is larger than the 8192 bytes one message takes on efa rdmap79s0-rdm"
                 + " (fabric efa-direct)") && r.endsWith("or the efa fabric (unset EFABENCH_FABRIC)"), String.valueOf(r));
+    }
+
+    /** Ranks beyond the CPUs make busy-polling waits yield; a host with CPUs to spare keeps spinning. */
+    @Test
+    void waitsYieldOnlyWhenRanksOutnumberCpus() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("EFABENCH_YIELD") == null, "EFABENCH_YIELD overrides");
+        int cpus = Runtime.getRuntime().availableProcessors();
+        assertTrue(FabricTrial.oversubscribed(new io.efabench.rank.RankEnv(0, cpus + 1, 0, cpus + 1, "127.0.0.1", 29500, "torchrun")));
+        assertFalse(FabricTrial.oversubscribed(new io.efabench.rank.RankEnv(0, cpus, 0, cpus, "127.0.0.1", 29500, "torchrun")));
+        assertFalse(FabricTrial.oversubscribed(new io.efabench.rank.RankEnv(0, 64, 0, 0, "127.0.0.1", 29500, "slurm")),
+                "a launcher that does not say how many ranks share the host: no yield");
     }
 }

@@ -1,6 +1,7 @@
 package io.efabench.report;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,5 +47,19 @@ class CsvTest {
         assertEquals("0.0001234568", Csv.number(0.00012345678));
         assertEquals("123456800", Csv.number(123456789));
         assertEquals("", Csv.number(Double.NaN));
+    }
+
+    @Test
+    void allToAllAddsItsCollectiveColumns() throws Exception {
+        Experiment e = Experiment.of(JmhResults.read(Fixtures.runDir("real-alltoall-2ranks.json",
+                java.nio.file.Files.createTempDirectory("csv")))).getFirst();
+        java.util.List<String> lines = Csv.render(e).lines().toList();
+        assertTrue(lines.getFirst().contains(",lat_us,algbw_gbps,min_peer_gbps,max_peer_gbps,slowest_rank_gbps,score,"),
+                lines.getFirst());
+        String[] row = lines.get(1).split(",");
+        java.util.List<String> head = java.util.List.of(lines.getFirst().split(","));
+        double gbps = Double.parseDouble(row[head.indexOf("gbps")]);
+        double algbw = Double.parseDouble(row[head.indexOf("algbw_gbps")]);
+        assertEquals(2.0, algbw / gbps, 1e-5, "2 ranks: algbw = gbps x N / (N-1)");
     }
 }
