@@ -300,6 +300,9 @@ cluster_run_id() {
         echo "slurm-$SLURM_JOB_ID${SLURM_STEP_ID:+.$SLURM_STEP_ID}$RUN_SUFFIX"
     elif [[ -n ${TORCHELASTIC_RUN_ID:-} && $TORCHELASTIC_RUN_ID != none ]]; then
         echo "torchrun-$TORCHELASTIC_RUN_ID$RUN_SUFFIX"
+    elif [[ -n ${OMPI_MCA_ess_base_jobid:-} ]]; then
+        # every rank of one mpirun sees the same job id: one run folder, whatever second each rank starts in
+        echo "openmpi-$OMPI_MCA_ess_base_jobid$RUN_SUFFIX"
     else
         echo "$(date +%Y%m%d-%H%M%S)$RUN_SUFFIX"
     fi
