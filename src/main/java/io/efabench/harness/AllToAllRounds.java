@@ -285,6 +285,12 @@ public final class AllToAllRounds implements Rounds {
         return size * (ranks - 1);
     }
 
+    /** Rank 0 sends size to each peer and receives as much from each. */
+    @Override
+    public long nicBytesPerInvocation() {
+        return 2 * bytesPerInvocation();
+    }
+
     /** Size x N: nccl-tests' algbw numerator. */
     public long algbwBytesPerInvocation() {
         return size * ranks;

@@ -28,6 +28,7 @@ import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankException;
 import io.efabench.rank.RankGroup;
 import io.efabench.report.Provenance;
+import io.efabench.topology.NicCounters;
 import io.efabench.topology.Sysfs;
 
 /**
@@ -64,6 +65,10 @@ public final class FabricTrial implements AutoCloseable {
     private final String config;
     private Duration iterationTime = Duration.ZERO;
     private long iteration;
+    /** Rank 0 on efa/verbs with sysfs byte counters: nic_bytes_ratio per iteration; else null. */
+    private NicCounters nicCounters;
+    private long nicBytesAtStart = -1;
+    private long invocations;
 
     private FabricTrial(BenchmarkParams bp, String channelsParam, int minRanks, MemoryKind memory) {
         benchmark = simpleName(bp.getBenchmark());
@@ -101,6 +106,10 @@ public final class FabricTrial implements AutoCloseable {
                 channels[c] = Channel.open(discovery, nicOf[c], 4096);
             }
             peer = exchangeAddresses();
+            if (rank == 0 && NicPath.isNicProvider(discovery.provider())) {
+                nicCounters = NicCounters.of(Sysfs.system(),
+                        java.util.Arrays.stream(nicOf).map(NicInfo::domainName).distinct().toList()).orElse(null);
+            }
         } catch (RuntimeException e) {
             group.abort(e.getMessage() != null ? e.getMessage() : e.toString());
             closeQuietly();
@@ -367,6 +376,8 @@ public final class FabricTrial implements AutoCloseable {
         } catch (RuntimeException e) {
             throw fail(e, r.peerInFlight());
         }
+        invocations = 0;
+        nicBytesAtStart = nicCounters != null ? nicCounters.bytes() : -1;
     }
 
     public long iteration() {
@@ -421,6 +432,7 @@ public final class FabricTrial implements AutoCloseable {
         try {
             if (rank == 0) {
                 r.leaderRound();
+                invocations++;
             } else {
                 r.followerRound();
             }
@@ -431,6 +443,14 @@ public final class FabricTrial implements AutoCloseable {
 
     /** Iteration teardown: drain, END and the checked round, on the leader's or a follower's side. */
     public void endIteration(Rounds r) {
+        if (nicBytesAtStart >= 0) {
+            // Read before the drain and the checked round: their bytes are not in the timed count.
+            long now = nicCounters.bytes();
+            if (now >= 0) {
+                Traffic.publishNicBytesRatio(Metrics.nicBytesRatio(now - nicBytesAtStart,
+                        invocations * r.nicBytesPerInvocation()));
+            }
+        }
         try {
             if (rank == 0) {
                 r.leaderEndIteration();
@@ -537,6 +557,8 @@ public final class FabricTrial implements AutoCloseable {
         facts.put("path_applies", discovery.pathApplies());
         facts.put("pairs_same_node", pairs[0]);
         facts.put("pairs_cross_node", pairs[1]);
+        facts.put("nic_counters", nicCounters != null ? nicCounters.describe()
+                : "none (tcp/shm, or no RDMA byte counters in sysfs for these NICs): no nic_bytes_ratio");
         facts.put("ranks", size);
         facts.put("waits_yield", Deadline.yieldsWhenIdle());
         facts.put("rank_source", env.source());

@@ -49,6 +49,16 @@ public final class Metrics {
         return linkGbps > 0 ? 100.0 * gbps / linkGbps : Double.NaN;
     }
 
+    /**
+     * {@code nic_bytes_ratio}: bytes rank 0's NICs counted (sent + received, sysfs) over the
+     * payload bytes the benchmark moved through them in the same iteration; NaN when nothing moved.
+     * Headers, acks and retransmissions make it a little above 1; same-node traffic that bypassed
+     * the NIC (shm) makes it fall towards 0.
+     */
+    public static double nicBytesRatio(long nicBytes, long payloadBytes) {
+        return payloadBytes > 0 ? (double) nicBytes / payloadBytes : Double.NaN;
+    }
+
     /** Seconds to microseconds. */
     public static double latUs(double seconds) {
         return seconds * 1e6;

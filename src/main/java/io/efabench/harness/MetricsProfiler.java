@@ -89,6 +89,10 @@ public final class MetricsProfiler implements InternalProfiler {
                 }
             }
         }
+        double nicRatio = Traffic.takeNicBytesRatio();
+        if (Double.isFinite(nicRatio)) {
+            out.add(new ScalarResult("nic_bytes_ratio", nicRatio, "ratio", AggregationPolicy.AVG));
+        }
         double[] spread = Traffic.takeIterationSpread();
         if (spread != null) {
             String[] names = {"min_peer_gbps", "max_peer_gbps", "slowest_rank_gbps"};

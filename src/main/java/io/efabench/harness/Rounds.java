@@ -12,6 +12,15 @@ public interface Rounds {
     /** One-way transfers one invocation is made of, in sequence ({@code lat_us} divides by this). */
     int transfersPerInvocation();
 
+    /**
+     * Payload bytes this rank's NICs carry per invocation, sent plus received (the denominator of
+     * {@code nic_bytes_ratio}). Rank 0 of SendRecv sends the pings and receives the pongs, of
+     * Write sends every write: both are {@link #bytesPerInvocation}; all-to-all overrides it.
+     */
+    default long nicBytesPerInvocation() {
+        return bytesPerInvocation();
+    }
+
     /** Summed link speed of the channels one invocation uses, 0 when unknown. */
     double linkGbps();
 

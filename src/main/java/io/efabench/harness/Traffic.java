@@ -24,6 +24,8 @@ public record Traffic(long bytesPerInvocation, int transfersPerInvocation, doubl
     private static volatile long algbwBytesPerInvocation;
     /** Collectives only: the last iteration's {min_peer_gbps, max_peer_gbps, slowest_rank_gbps}, or null. */
     private static volatile double[] iterationSpread;
+    /** NICs with byte counters: the last iteration's nic_bytes_ratio, else NaN. */
+    private static volatile double nicBytesRatio = Double.NaN;
 
     /** Publishes a trial's traffic whose invocation time is a latency (see {@link #invocationIsLatency}). */
     public static void publish(long bytesPerInvocation, int transfersPerInvocation, double linkGbps, int rank) {
@@ -36,6 +38,7 @@ public record Traffic(long bytesPerInvocation, int transfersPerInvocation, doubl
         checkedRounds = 0;
         algbwBytesPerInvocation = 0;
         iterationSpread = null;
+        nicBytesRatio = Double.NaN;
         DeviceClock.reset();
     }
 
@@ -77,6 +80,18 @@ public record Traffic(long bytesPerInvocation, int transfersPerInvocation, doubl
         double[] s = iterationSpread;
         iterationSpread = null;
         return s;
+    }
+
+    /** Rank 0, in the iteration teardown: NIC-counted bytes over the benchmark's own ({@link Metrics#nicBytesRatio}). */
+    public static void publishNicBytesRatio(double ratio) {
+        nicBytesRatio = ratio;
+    }
+
+    /** The ratio published for the last iteration, cleared on reading; NaN when none. */
+    static double takeNicBytesRatio() {
+        double r = nicBytesRatio;
+        nicBytesRatio = Double.NaN;
+        return r;
     }
 
     /** The trial's traffic, or null when no efabench benchmark published one. */

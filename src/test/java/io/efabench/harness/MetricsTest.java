@@ -23,4 +23,14 @@ class MetricsTest {
     void latencyInMicroseconds() {
         assertEquals(12.5, Metrics.latUs(12.5e-6), 1e-12);
     }
+
+    @org.junit.jupiter.api.Test
+    void nicBytesRatioIsNicBytesOverPayloadAndPublishedOncePerIteration() {
+        org.junit.jupiter.api.Assertions.assertEquals(1.25, Metrics.nicBytesRatio(1250, 1000), 1e-12);
+        org.junit.jupiter.api.Assertions.assertTrue(Double.isNaN(Metrics.nicBytesRatio(5, 0)), "nothing moved: no ratio");
+        Traffic.publish(1000, 1, 0, 0, true);
+        Traffic.publishNicBytesRatio(1.02);
+        org.junit.jupiter.api.Assertions.assertEquals(1.02, Traffic.takeNicBytesRatio());
+        org.junit.jupiter.api.Assertions.assertTrue(Double.isNaN(Traffic.takeNicBytesRatio()), "one iteration's figure");
+    }
 }
