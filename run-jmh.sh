@@ -242,16 +242,6 @@ rel() {  # a path relative to the current folder when it lies below it
     if [[ $p == "$PWD"/* ]]; then echo "${p#"$PWD"/}"; else echo "$p"; fi
 }
 
-json_str() {
-    local s=$1
-    s=${s//\\/\\\\}
-    s=${s//\"/\\\"}
-    s=${s//$'\n'/\\n}
-    s=${s//$'\t'/\\t}
-    s=${s//$'\r'/}
-    printf '"%s"' "$(printf '%s' "$s" | tr -d '\000-\037')"
-}
-
 shell_words() {  # the command line as one would type it
     local out="" a
     for a in "$@"; do
@@ -262,12 +252,6 @@ shell_words() {  # the command line as one would type it
         fi
     done
     printf '%s' "$out"
-}
-
-json_array() {
-    local out="" a
-    for a in "$@"; do out+="${out:+, }$(json_str "$a")"; done
-    printf '[%s]' "$out"
 }
 
 free_port() {  # a port nobody listens on, below the kernel's ephemeral range
@@ -308,38 +292,12 @@ cluster_run_id() {
     fi
 }
 
-write_provenance() {  # write_provenance FILE MODE RANKS PROVIDER HOSTS...
-    local file=$1 mode=$2 ranks=$3 provider=$4
+write_provenance() {  # write_provenance RUN_DIR MODE RANKS PROVIDER HOSTS...: Java writes provenance/launcher.json
+    local dir=$1 mode=$2 ranks=$3 provider=${4:--}
     shift 4
-    local commit dirty=false cpu
-    commit=$(git -C "$ROOT" rev-parse HEAD 2>/dev/null) || commit=unknown
-    if [[ $commit != unknown && -n $(git -C "$ROOT" status --porcelain --untracked-files=no 2>/dev/null) ]]; then
-        dirty=true
-    fi
-    cpu=$(grep -m1 -E '^(model name|Model)[[:space:]]*:' /proc/cpuinfo 2>/dev/null | sed 's/^[^:]*:[[:space:]]*//')
-    [[ -n $cpu ]] || cpu=$(uname -m)
-    {
-        printf '{\n'
-        printf '  "timestamp": %s,\n' "$(json_str "$(date -u +%Y-%m-%dT%H:%M:%SZ)")"
-        printf '  "git_commit": %s,\n' "$(json_str "$commit")"
-        printf '  "git_dirty": %s,\n' "$dirty"
-        printf '  "command_line": %s,\n' "$(json_str "$COMMAND_LINE")"
-        printf '  "jmh_args": %s,\n' "$(json_array "${JMH_ARGS[@]}")"
-        printf '  "mode": %s,\n' "$(json_str "$mode")"
-        printf '  "ranks": %s,\n' "$ranks"
-        if [[ -n $provider ]]; then
-            printf '  "provider": %s,\n' "$(json_str "$provider")"
-        else
-            printf '  "provider": null,\n'
-        fi
-        printf '  "hosts": %s,\n' "$(json_array "$@")"
-        printf '  "java": %s,\n' "$(json_str "$(java_version_line)")"
-        printf '  "java_home": %s,\n' "$(json_str "$JAVA_HOME")"
-        printf '  "kernel": %s,\n' "$(json_str "$(uname -r)")"
-        printf '  "cpu_model": %s,\n' "$(json_str "$cpu")"
-        printf '  "cpus": %s\n' "$(nproc 2>/dev/null || echo 0)"
-        printf '}\n'
-    } >"$file"
+    EFABENCH_COMMAND_LINE=$COMMAND_LINE EFABENCH_ROOT=$ROOT \
+        "$JAVA" -cp "$JAR" io.efabench.launch.Launch provenance "$dir" "$mode" "$ranks" "$provider" "$@" -- "${JMH_ARGS[@]}" \
+        || die 1 "cannot write the launcher's provenance in $(rel "$dir")"
 }
 
 # ---------------------------------------------------------------- rank 0's terminal view
@@ -628,7 +586,7 @@ run_local() {
     run_dir=$RESULTS/$run_id
     mkdir -p "$run_dir/logs" "$run_dir/followers" "$run_dir/provenance" || die 1 "cannot create $run_dir"
     ln -sfn "$run_id" "$RESULTS/latest"
-    write_provenance "$run_dir/provenance/launcher.json" local "$ranks" "$provider" "$(hostname)"
+    write_provenance "$run_dir" local "$ranks" "$provider" "$(hostname)"
 
     jmh_fixed_args "$run_dir/jmh.json"
     local leader_fixed=("${FIXED_ARGS[@]}")
@@ -723,15 +681,9 @@ wait_ranks() {
     return $bad
 }
 
-run_cluster() {
+run_cluster() {  # the launcher, this process's rank and the world size as Java read them (launch_info)
     local source=$1 provider=$2 profile=$3
-    local rank world run_id run_dir log rc
-    case $source in
-    torchrun) rank=$RANK world=$WORLD_SIZE ;;
-    openmpi) rank=$OMPI_COMM_WORLD_RANK world=${OMPI_COMM_WORLD_SIZE:-?} ;;
-    slurm) rank=$SLURM_PROCID world=${SLURM_NTASKS:-${SLURM_NPROCS:-?}} ;;
-    esac
-    [[ $rank =~ ^[0-9]+$ ]] || die 2 "rank '$rank' from the $source environment is not a number"
+    local rank=$CLUSTER_RANK world=$CLUSTER_WORLD run_id run_dir log rc
     [[ -n $provider ]] && export FI_PROVIDER=$provider
     run_id=$(cluster_run_id)
     run_dir=$RESULTS/$run_id
@@ -745,7 +697,7 @@ run_cluster() {
         ln -sfn "$run_id" "$RESULTS/latest"
         local hosts=("$(hostname)")
         [[ -n ${SLURM_JOB_NODELIST:-} ]] && hosts=("$SLURM_JOB_NODELIST")
-        write_provenance "$run_dir/provenance/launcher.json" "$source" "$world" "${FI_PROVIDER:-}" "${hosts[@]}"
+        write_provenance "$run_dir" "$source" "$world" "${FI_PROVIDER:-}" "${hosts[@]}"
         jmh_fixed_args "$run_dir/jmh.json"
         leader_args "$profile" "$run_dir"
         note "rank 0 of $world ($source) on $(hostname), FI_PROVIDER=${FI_PROVIDER:-<default>}; run folder $(rel "$run_dir")"
@@ -772,15 +724,17 @@ run_cluster() {
     fi
 }
 
-cluster_source() {
-    if [[ -n ${RANK:-} || -n ${WORLD_SIZE:-} ]]; then
-        [[ -n ${RANK:-} && -n ${WORLD_SIZE:-} ]] || die 2 "only one of RANK and WORLD_SIZE is set; set both (torchrun style) or neither"
-        echo torchrun
-    elif [[ -n ${OMPI_COMM_WORLD_RANK:-} ]]; then
-        echo openmpi
-    elif [[ -n ${SLURM_PROCID:-} ]]; then
-        echo slurm
-    fi
+# Whether a job launcher's variables are set at all: decides only whether this process may build
+# the jar (never under a launcher). Which launcher, which rank and how many is Java's answer
+# (launch_info), the same reading each rank's benchmark does when it joins the group.
+under_launcher() {
+    [[ -n ${RANK:-}${WORLD_SIZE:-}${OMPI_COMM_WORLD_RANK:-}${OMPI_COMM_WORLD_SIZE:-}${SLURM_PROCID:-} ]]
+}
+
+launch_info() {  # sets CLUSTER_SOURCE, CLUSTER_RANK, CLUSTER_WORLD (one line and exit 2 on bad variables)
+    local answer
+    answer=$("$JAVA" -cp "$JAR" io.efabench.launch.Launch rank) || exit 2
+    read -r CLUSTER_SOURCE CLUSTER_RANK CLUSTER_WORLD _ <<<"$answer"
 }
 
 # ---------------------------------------------------------------- subcommands
@@ -867,14 +821,14 @@ main() {
     done
     JMH_ARGS=("$@")
 
-    local source
-    source=$(cluster_source) || exit $?
-    [[ -n $source && -n $ranks ]] && die 2 "--ranks is not allowed under $source: the job launcher starts the ranks"
-
+    local source=""
     find_java
-    if [[ -n $source ]]; then
+    if under_launcher; then
         ensure_libfabric no
         ensure_jar nobuild
+        launch_info
+        source=$CLUSTER_SOURCE
+        [[ -n $ranks ]] && die 2 "--ranks is not allowed under $source: the job launcher starts the ranks"
     else
         ensure_libfabric yes
         ensure_jar build

@@ -1,0 +1,136 @@
+package io.efabench.launch;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import io.efabench.rank.RankEnv;
+import io.efabench.rank.RankException;
+import io.efabench.report.Provenance;
+
+/**
+ * What run-jmh.sh asks Java instead of working it out in bash, so there is one source of truth:
+ * bash starts, watches and stops processes. Commands (exit 0, or 2 with one line on stderr):
+ * <ul>
+ *   <li>{@code rank}: "SOURCE RANK WORLD LOCAL_RANK LOCAL_WORLD" as {@link RankEnv} reads the
+ *       environment (SOURCE: torchrun, openmpi, slurm, or single outside any launcher), the same
+ *       reading every rank's benchmark does when it joins the group.</li>
+ *   <li>{@code provenance RUN_DIR MODE RANKS PROVIDER HOST... [-- JMH_ARGS...]}: writes the
+ *       launcher's provenance fragment ({@code provenance/launcher.json}) through
+ *       {@link Provenance}; PROVIDER "-" for none; the command line comes from
+ *       {@code EFABENCH_COMMAND_LINE}, the checkout from {@code EFABENCH_ROOT}.</li>
+ * </ul>
+ */
+public final class Launch {
+    private Launch() {}
+
+    public static void main(String[] args) {
+        try {
+            System.exit(run(args));
+        } catch (RankException | IllegalArgumentException e) {
+            System.err.println("run-jmh: " + e.getMessage());
+            System.exit(2);
+        }
+    }
+
+    static int run(String[] args) {
+        if (args.length == 0) {
+            throw new IllegalArgumentException("usage: Launch rank | provenance RUN_DIR MODE RANKS PROVIDER HOST... [-- JMH_ARGS...]");
+        }
+        switch (args[0]) {
+            case "rank" -> System.out.println(describe(RankEnv.fromEnvironment()));
+            case "provenance" -> provenance(Arrays.copyOfRange(args, 1, args.length));
+            default -> throw new IllegalArgumentException("unknown command '" + args[0] + "' (rank, provenance)");
+        }
+        return 0;
+    }
+
+    static String describe(RankEnv env) {
+        return env.source() + " " + env.rank() + " " + env.worldSize() + " " + env.localRank() + " " + env.localWorldSize();
+    }
+
+    private static void provenance(String[] args) {
+        int dash = Arrays.asList(args).indexOf("--");
+        List<String> head = Arrays.asList(dash < 0 ? args : Arrays.copyOfRange(args, 0, dash));
+        List<String> jmhArgs = dash < 0 ? List.of() : Arrays.asList(Arrays.copyOfRange(args, dash + 1, args.length));
+        if (head.size() < 5) {
+            throw new IllegalArgumentException("provenance needs RUN_DIR MODE RANKS PROVIDER HOST...");
+        }
+        int ranks;
+        try {
+            ranks = Integer.parseInt(head.get(2));
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("provenance: RANKS '" + head.get(2) + "' is not a number");
+        }
+        Provenance.writeFragment(Path.of(head.get(0)), Provenance.LAUNCHER,
+                facts(head.get(1), ranks, head.get(3).equals("-") ? null : head.get(3), head.subList(4, head.size()), jmhArgs,
+                        System.getenv().getOrDefault("EFABENCH_COMMAND_LINE", ""),
+                        Path.of(System.getenv().getOrDefault("EFABENCH_ROOT", "."))));
+    }
+
+    static Map<String, Object> facts(String mode, int ranks, String provider, List<String> hosts, List<String> jmhArgs,
+            String commandLine, Path root) {
+        Map<String, Object> f = new LinkedHashMap<>();
+        f.put("timestamp", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
+        String commit = git(root, "rev-parse", "HEAD");
+        f.put("git_commit", commit == null ? "unknown" : commit.trim());
+        String status = commit == null ? null : git(root, "status", "--porcelain", "--untracked-files=no");
+        f.put("git_dirty", status != null && !status.isBlank());
+        f.put("command_line", commandLine);
+        f.put("jmh_args", jmhArgs);
+        f.put("mode", mode);
+        f.put("ranks", ranks);
+        f.put("provider", provider);
+        f.put("hosts", hosts);
+        f.put("java", System.getProperty("java.vendor") + " " + Runtime.version());
+        f.put("java_home", System.getProperty("java.home"));
+        f.put("kernel", System.getProperty("os.version"));
+        f.put("cpu_model", cpuModel());
+        f.put("cpus", Runtime.getRuntime().availableProcessors());
+        return f;
+    }
+
+    /** The output of git in {@code root}, or null (no git, not a checkout, or it failed). */
+    private static String git(Path root, String... args) {
+        List<String> cmd = new ArrayList<>(List.of("git", "-C", root.toString()));
+        cmd.addAll(List.of(args));
+        try {
+            Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            String out = new String(p.getInputStream().readAllBytes());
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return null;
+            }
+            return p.exitValue() == 0 ? out : null;
+        } catch (IOException e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
+    }
+
+    private static String cpuModel() {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
+                if (line.startsWith("model name") || line.startsWith("Model")) {
+                    int colon = line.indexOf(':');
+                    if (colon > 0) {
+                        return line.substring(colon + 1).trim();
+                    }
+                }
+            }
+        } catch (IOException ignored) {
+            // not Linux: the architecture below
+        }
+        return System.getProperty("os.arch");
+    }
+}
