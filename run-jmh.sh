@@ -304,12 +304,11 @@ write_provenance() {  # write_provenance RUN_DIR MODE RANKS PROVIDER HOSTS...: J
 
 # Shows rank 0's JMH output line by line, adds a progress line before every fork
 # ("[3/28] WriteBenchmark.write config=MultiPin size=1M  ETA 00:02:10") and folds stack
-# frames into one line (the full output is in the log). JMH's "Run progress" percentage is
-# forks done over all forks when the trials share their iteration settings, so the total is
-# done / fraction, exact after the first fork. Once a trial has failed with an "efabench: "
+# frames into one line (the full output is in the log). The total is Java's answer (Launch forks:
+# JMH's own benchmark list and option parser), the ETA JMH's own. Once a trial has failed with an "efabench: "
 # line (a failure we explain), JMH's error block that repeats it is left to the log.
-progress_filter() {
-    local log_name=$1 line bench="" params="" p100=0 eta="" k=0 total frames=0 fork="" warm_ms=-1 meas_ms=-1
+progress_filter() {  # progress_filter LOG_NAME FORKS
+    local log_name=$1 total=${2:-?} line bench="" params="" eta="" k=0 frames=0 fork=""
     local explained=0
     while IFS= read -r line || [[ -n $line ]]; do
         if [[ $line =~ ^[[:space:]]+(at |\.\.\.\ [0-9]+\ more) ]]; then
@@ -342,25 +341,11 @@ progress_filter() {
             params=${params//" = "/=}
             params=${params//", "/ }
             ;;
-        "# Warmup: "*) warm_ms=$(iterations_ms "${line#"# Warmup: "}") ;;
-        "# Measurement: "*) meas_ms=$(iterations_ms "${line#"# Measurement: "}") ;;
         "# Run progress: "*)
-            if [[ $line =~ ([0-9]+)[.,]([0-9]+)%\ complete,\ ETA\ (.*)$ ]]; then
-                p100=$((10#${BASH_REMATCH[1]} * 100 + 10#${BASH_REMATCH[2]}))
-                eta=${BASH_REMATCH[3]}
-            fi
+            [[ $line =~ ETA\ (.*)$ ]] && eta=${BASH_REMATCH[1]}
             ;;
         "# Fork: "* | "# Warmup Fork: "*)
             k=$((k + 1))
-            total="?"
-            if ((p100 > 0 && k > 1)); then
-                total=$((((k - 1) * 20000 + p100) / (2 * p100)))
-                ((total >= k)) || total=$k
-            elif ((k == 1 && warm_ms >= 0 && meas_ms >= 0 && warm_ms + meas_ms >= 1000)); then
-                # Before the first fork JMH's ETA is its whole projected time: forks x fork time.
-                local eta_ms=$(($(duration_s "$eta") * 1000)) fork_ms=$((warm_ms + meas_ms))
-                ((eta_ms > 0)) && total="~$(((eta_ms + fork_ms / 2) / fork_ms))"
-            fi
             fork=""
             if [[ $line =~ ([0-9]+)\ of\ ([0-9]+) ]] && ((BASH_REMATCH[2] > 1)); then
                 fork="  fork ${BASH_REMATCH[1]}/${BASH_REMATCH[2]}"
@@ -372,33 +357,6 @@ progress_filter() {
     done
     ((frames)) && printf '\t... %d stack lines (full trace in %s)\n' "$frames" "$log_name"
     return 0
-}
-
-iterations_ms() {  # "3 iterations, 1 s each" -> 3000; "<none>" -> 0; anything else -> -1
-    local n t unit
-    [[ $1 == "<none>" ]] && { echo 0; return; }
-    if [[ $1 =~ ^([0-9]+)\ iterations?,\ ([0-9]+)\ (ns|us|ms|s|min|hr)\ each ]]; then
-        n=${BASH_REMATCH[1]} t=${BASH_REMATCH[2]} unit=${BASH_REMATCH[3]}
-        case $unit in
-        ns | us) echo 0 ;;
-        ms) echo $((n * t)) ;;
-        s) echo $((n * t * 1000)) ;;
-        min) echo $((n * t * 60000)) ;;
-        hr) echo $((n * t * 3600000)) ;;
-        esac
-    else
-        echo -1
-    fi
-}
-
-duration_s() {  # JMH's "[N days, ]HH:MM:SS" -> seconds
-    local d=0
-    [[ $1 =~ ^([0-9]+)\ days?,\ (.*)$ ]] && d=${BASH_REMATCH[1]}
-    if [[ $1 =~ ([0-9]+):([0-9]{2}):([0-9]{2})$ ]]; then
-        echo $((d * 86400 + 10#${BASH_REMATCH[1]} * 3600 + 10#${BASH_REMATCH[2]} * 60 + 10#${BASH_REMATCH[3]}))
-    else
-        echo 0
-    fi
 }
 
 # The one-line reasons a rank failed: efabench's own "efabench: " lines; else exception
@@ -549,7 +507,10 @@ start_leader() {  # start_leader LOG CMD... (env already exported by the caller'
     PIPE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/run-jmh.XXXXXX") || die 1 "cannot create a temporary folder"
     trap 'rm -rf "$PIPE_DIR"' EXIT
     mkfifo "$PIPE_DIR/rank0" || die 1 "cannot create a pipe in $PIPE_DIR"
-    tee -a "$log" <"$PIPE_DIR/rank0" | progress_filter "$(rel "$log")" &
+    # Java answers how many forks JMH will run for these arguments (JMH's own list and parser).
+    local forks
+    forks=$("$JAVA" -cp "$JAR" io.efabench.launch.Launch forks "${JMH_ARGS[@]}" 2>/dev/null) || forks="?"
+    tee -a "$log" <"$PIPE_DIR/rank0" | progress_filter "$(rel "$log")" "$forks" &
     FILTER_PID=$!
     "${RANK_WRAPPER[@]}" "$@" >"$PIPE_DIR/rank0" 2>&1 &
     RANK_PIDS[0]=$!

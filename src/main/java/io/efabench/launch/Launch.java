@@ -27,6 +27,9 @@ import io.efabench.report.Provenance;
  *       launcher's provenance fragment ({@code provenance/launcher.json}) through
  *       {@link Provenance}; PROVIDER "-" for none; the command line comes from
  *       {@code EFABENCH_COMMAND_LINE}, the checkout from {@code EFABENCH_ROOT}.</li>
+ *   <li>{@code forks JMH_ARGS...}: how many forks (warm-up forks included) JMH will start for
+ *       these arguments, from JMH's own benchmark list and option parser: the total of the
+ *       launcher's "[k/total]" progress line.</li>
  * </ul>
  */
 public final class Launch {
@@ -48,9 +51,45 @@ public final class Launch {
         switch (args[0]) {
             case "rank" -> System.out.println(describe(RankEnv.fromEnvironment()));
             case "provenance" -> provenance(Arrays.copyOfRange(args, 1, args.length));
-            default -> throw new IllegalArgumentException("unknown command '" + args[0] + "' (rank, provenance)");
+            case "forks" -> System.out.println(forks(Arrays.copyOfRange(args, 1, args.length)));
+            default -> throw new IllegalArgumentException("unknown command '" + args[0] + "' (rank, provenance, forks)");
         }
         return 0;
+    }
+
+    /**
+     * Forks JMH runs for {@code jmhArgs}: per matching benchmark, the modes (-bm, else its own;
+     * "all" is four), times the param combinations (-p overrides, else the benchmark's values),
+     * times its forks plus warm-up forks (options, else annotations, else JMH's defaults 5 and 0;
+     * -f 0 still runs each trial once).
+     */
+    static long forks(String[] jmhArgs) {
+        org.openjdk.jmh.runner.options.CommandLineOptions o;
+        try {
+            o = new org.openjdk.jmh.runner.options.CommandLineOptions(jmhArgs);
+        } catch (org.openjdk.jmh.runner.options.CommandLineOptionException e) {
+            throw new IllegalArgumentException("JMH arguments: " + e.getMessage());
+        }
+        List<String> includes = o.getIncludes().isEmpty() ? List.of(".*") : o.getIncludes();
+        long total = 0;
+        for (var e : org.openjdk.jmh.runner.BenchmarkList.defaultList()
+                .find(org.openjdk.jmh.runner.format.OutputFormatFactory.createFormatInstance(
+                        new java.io.PrintStream(java.io.OutputStream.nullOutputStream()),
+                        org.openjdk.jmh.runner.options.VerboseMode.SILENT), includes, o.getExcludes())) {
+            long modes = !o.getBenchModes().isEmpty() ? o.getBenchModes().size()
+                    : e.getMode() == org.openjdk.jmh.annotations.Mode.All ? 4 : 1;
+            long combos = 1;
+            if (e.getParams().hasValue()) {
+                for (var p : e.getParams().get().entrySet()) {
+                    var override = o.getParameter(p.getKey());
+                    combos *= override.hasValue() ? override.get().size() : p.getValue().length;
+                }
+            }
+            int forks = o.getForkCount().orElse(e.getForks().orElse(5));
+            int warmups = o.getWarmupForkCount().orElse(e.getWarmupForks().orElse(0));
+            total += modes * combos * (Math.max(1, forks) + warmups);
+        }
+        return total;
     }
 
     static String describe(RankEnv env) {

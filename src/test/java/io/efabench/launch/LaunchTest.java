@@ -33,4 +33,15 @@ class LaunchTest {
         assertEquals(4, f.get("ranks"));
         assertTrue(f.get("git_commit").toString().matches("[0-9a-f]{40}|unknown"), f.toString());
     }
+
+    /** The progress total: benchmarks x modes x param combinations x forks, as JMH will run them. */
+    @Test
+    void forksCountWhatJmhWillRun() {
+        assertEquals(8, Launch.forks(new String[] {"WriteBenchmark", "-p", "size=64K,1M", "-p", "config=SinglePin,MultiPin",
+            "-f", "1"}), "2 sizes x 2 configs x 2 completions");
+        assertEquals(2 * 6 * 2, Launch.forks(new String[] {"AllToAll", "-bm", "avgt,sample", "-f", "2", "-p", "size=1M"}));
+        assertEquals(0, Launch.forks(new String[] {"NoSuchBenchmark"}));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> Launch.forks(new String[] {"-zz"}));
+    }
 }
