@@ -13,10 +13,8 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
-import org.openjdk.jmh.infra.IterationParams;
 
 import io.efabench.harness.AllToAllRounds;
 import io.efabench.harness.FabricTrial;
@@ -37,10 +35,11 @@ import io.efabench.harness.Traffic;
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
-public class AllToAllBenchmark {
+public class AllToAllBenchmark extends FabricBenchmark {
 
     @Param({"SinglePin", "MultiPin", "RoundRobinPin", "SingleDMA", "MultiDMA", "RoundRobinDMA"})
-    public AllToAllConfig config;
+    /** The same six configs as WriteBenchmark (the seed's five plus RoundRobinPin): layout x memory. */
+    public WriteConfig config;
 
     /** Bytes each rank writes to each peer per round. */
     @Param({"64K", "256K", "1M", "4M", "8M", "16M", "32M", "64M", "128M"})
@@ -62,36 +61,17 @@ public class AllToAllBenchmark {
     @Param({"1"})
     public int window;
 
-    private FabricTrial trial;
-    private AllToAllRounds rounds;
-
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, config.memory);
-        rounds = trial.rounds(t -> new AllToAllRounds(t, config.layout, bytes, window));
-        Traffic.publishAlgbwBytes(rounds.algbwBytesPerInvocation());
-    }
-
-    @Setup(Level.Iteration)
-    public void startIteration(IterationParams ip) {
-        trial.beginIteration(ip, rounds);
+        AllToAllRounds allToAll = trial.rounds(t -> new AllToAllRounds(t, config.layout, bytes, window));
+        Traffic.publishAlgbwBytes(allToAll.algbwBytesPerInvocation());
+        rounds = allToAll;
     }
 
     @Benchmark
     public void allToAll() {
-        trial.round(rounds);
-    }
-
-    @TearDown(Level.Iteration)
-    public void endIteration() {
-        trial.endIteration(rounds);
-    }
-
-    @TearDown(Level.Trial)
-    public void close() {
-        if (trial != null) {
-            trial.close();
-        }
+        round();
     }
 }

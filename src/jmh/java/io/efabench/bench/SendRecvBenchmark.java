@@ -13,10 +13,8 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
-import org.openjdk.jmh.infra.IterationParams;
 
 import io.efabench.harness.FabricTrial;
 import io.efabench.harness.PingPongRounds;
@@ -34,7 +32,7 @@ import io.efabench.harness.Sizes;
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
-public class SendRecvBenchmark {
+public class SendRecvBenchmark extends FabricBenchmark {
 
     /** SingleHost: page-aligned host memory (the seed's Host column); SingleDevice: CUDA device memory. */
     @Param({"SingleHost", "SingleDevice"})
@@ -50,9 +48,6 @@ public class SendRecvBenchmark {
     @Param({"128K", "256K", "512K", "1M", "2M", "4M", "8M", "16M", "32M", "64M", "128M"})
     public String size;
 
-    private FabricTrial trial;
-    private PingPongRounds rounds;
-
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
         long bytes = Sizes.parse(size);
@@ -61,25 +56,8 @@ public class SendRecvBenchmark {
         rounds = trial.rounds(t -> new PingPongRounds(t, bytes));
     }
 
-    @Setup(Level.Iteration)
-    public void startIteration(IterationParams ip) {
-        trial.beginIteration(ip, rounds);
-    }
-
     @Benchmark
     public void pingPong() {
-        trial.round(rounds);
-    }
-
-    @TearDown(Level.Iteration)
-    public void endIteration() {
-        trial.endIteration(rounds);
-    }
-
-    @TearDown(Level.Trial)
-    public void close() {
-        if (trial != null) {
-            trial.close();
-        }
+        round();
     }
 }

@@ -13,10 +13,8 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
-import org.openjdk.jmh.infra.IterationParams;
 
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.FabricTrial;
@@ -42,7 +40,7 @@ import io.efabench.harness.WriteRounds;
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
-public class WriteBenchmark {
+public class WriteBenchmark extends FabricBenchmark {
 
     @Param({"SinglePin", "MultiPin", "RoundRobinPin", "SingleDMA", "MultiDMA", "RoundRobinDMA"})
     public WriteConfig config;
@@ -71,9 +69,6 @@ public class WriteBenchmark {
     @Param({"64"})
     public int window;
 
-    private FabricTrial trial;
-    private WriteRounds rounds;
-
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
         boolean remote = switch (completion) {
@@ -86,25 +81,8 @@ public class WriteBenchmark {
         rounds = trial.rounds(t -> new WriteRounds(t, config.layout, remote, bytes, window));
     }
 
-    @Setup(Level.Iteration)
-    public void startIteration(IterationParams ip) {
-        trial.beginIteration(ip, rounds);
-    }
-
     @Benchmark
     public void write() {
-        trial.round(rounds);
-    }
-
-    @TearDown(Level.Iteration)
-    public void endIteration() {
-        trial.endIteration(rounds);
-    }
-
-    @TearDown(Level.Trial)
-    public void close() {
-        if (trial != null) {
-            trial.close();
-        }
+        round();
     }
 }

@@ -4,8 +4,9 @@ import io.efabench.harness.MemoryKind;
 import io.efabench.harness.WriteRounds.Layout;
 
 /**
- * WriteBenchmark's configs, the seed's names: a layout (Single, Multi, RoundRobin) times a
- * memory kind (Pin = host, DMA = device).
+ * WriteBenchmark's and AllToAllBenchmark's configs, the seed's names: a layout (Single, Multi,
+ * RoundRobin) times a memory kind (Pin = host, DMA = device). In all-to-all, RoundRobin writes
+ * peer p on channel (p + rank) % channels.
  */
 public enum WriteConfig {
     SinglePin(Layout.SINGLE, MemoryKind.HOST),

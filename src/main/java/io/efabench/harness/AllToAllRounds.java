@@ -268,15 +268,7 @@ public final class AllToAllRounds implements Rounds {
     }
 
     private void addChunks(List<long[]> ops, int peer, int channel, long off, long len) {
-        long max = t.maxMessageSize(channel);
-        if (max <= 0 || max > WriteRounds.MAX_WRITE) {
-            max = WriteRounds.MAX_WRITE;
-        }
-        for (long done = 0; done < len; ) {
-            long n = Math.min(max, len - done);
-            ops.add(new long[] {peer, channel, off + done, n});
-            done += n;
-        }
+        WriteRounds.addChunks(ops, t.maxMessageSize(channel), peer, channel, off, len);
     }
 
     /** Bytes this rank sends to other ranks per round: size x (N-1). */

@@ -263,9 +263,16 @@ public final class WriteRounds implements Rounds {
         return out;
     }
 
-    /** Splits [off, off + len) into ops no longer than the NIC's max message size, nor 1 GiB. */
     private void addChunks(List<long[]> ops, int peer, int channel, long off, long len) {
-        long max = t.maxMessageSize(channel);
+        addChunks(ops, t.maxMessageSize(channel), peer, channel, off, len);
+    }
+
+    /**
+     * Splits [off, off + len) into ops {peer, channel, offset, length} no longer than the NIC's max
+     * message size {@code maxMessage}, nor 1 GiB (Write and all-to-all plans).
+     */
+    static void addChunks(List<long[]> ops, long maxMessage, int peer, int channel, long off, long len) {
+        long max = maxMessage;
         if (max <= 0 || max > MAX_WRITE) {
             max = MAX_WRITE; // SIZE_MAX read as a signed long, or not reported: the 1 GiB cut
         }

@@ -1,14 +1,12 @@
 package io.efabench.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -88,27 +86,8 @@ class AllToAllIT {
         int victim = 2;
         Ranks r = Ranks.start(tmp, ranks, "tcp", args, null);
         try {
-            waitFor(r.logs.get(0), "Iteration   2:", 180);
-            Process p = r.processes.get(victim);
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-            long killedAt = System.nanoTime();
-            for (int k = 0; k < ranks; k++) {
-                if (k == victim) {
-                    continue;
-                }
-                Process q = r.processes.get(k);
-                long left = 60_000 - (System.nanoTime() - killedAt) / 1_000_000;
-                assertTrue(q.waitFor(Math.max(1, left), TimeUnit.MILLISECONDS),
-                        "rank " + k + " still runs 60 s after rank " + victim + " died:\n" + r.allLogs());
-                assertNotEquals(0, q.exitValue(), r.log(k));
-                String log = r.log(k);
-                int rank = k;
-                String line = log.lines().filter(l -> l.contains("efabench: ") && !l.contains("# efabench: ")).findFirst()
-                        .orElseThrow(() -> new AssertionError("rank " + rank + " printed no efabench: error:\n" + log));
-                assertTrue(line.matches(".*\\brank " + victim + "\\b.*\\b(died|disconnected)\\b.*"),
-                        "rank " + k + "'s error names dead rank " + victim + ": " + line);
-            }
+            Ranks.waitFor(r.logs.get(0), "Iteration   2:", 180);
+            r.killAndExpectNamed(victim, 60);
         } finally {
             r.killAll();
         }
@@ -143,16 +122,5 @@ class AllToAllIT {
 
     private static double score(JsonObject secondary, String metric) {
         return secondary.getAsJsonObject(metric).get("score").getAsDouble();
-    }
-
-    private static void waitFor(Path log, String text, int seconds) throws Exception {
-        long end = System.currentTimeMillis() + seconds * 1000L;
-        while (System.currentTimeMillis() < end) {
-            if (Files.exists(log) && Files.readString(log).contains(text)) {
-                return;
-            }
-            Thread.sleep(200);
-        }
-        throw new AssertionError("'" + text + "' did not appear in " + log + ":\n" + Files.readString(log));
     }
 }

@@ -29,19 +29,8 @@ class FailuresIT {
                 "-p", "completion=remote", "-f", "1", "-wi", "0", "-i", "100", "-r", "1s", "-foe", "true"));
         Ranks r = Ranks.start(tmp, 3, "tcp", args, null);
         try {
-            waitFor(r.logs.get(2), "Iteration   2", 120);
-            long killedAt = System.nanoTime();
-            Process victim = r.processes.get(2);
-            victim.descendants().forEach(ProcessHandle::destroyForcibly);
-            victim.destroyForcibly();
-            for (int k = 0; k < 2; k++) {
-                Process p = r.processes.get(k);
-                long left = 60_000 - (System.nanoTime() - killedAt) / 1_000_000;
-                assertTrue(p.waitFor(Math.max(1, left), java.util.concurrent.TimeUnit.MILLISECONDS),
-                        "rank " + k + " still runs 60 s after rank 2 died:\n" + r.log(k));
-                assertNotEquals(0, p.exitValue(), r.log(k));
-                assertNamesTheDead(r, k, 2);
-            }
+            Ranks.waitFor(r.logs.get(2), "Iteration   2", 120);
+            r.killAndExpectNamed(2, 60);
         } finally {
             r.killAll();
         }
@@ -66,34 +55,11 @@ class FailuresIT {
         try {
             // "Iteration   1:" is printed before the trial setup (the group forms inside it); the
             // second iteration starts only once every rank is in the group and the rounds run.
-            waitFor(r.logs.get(0), "Iteration   2:", 120);
-            Process p = r.processes.get(victim);
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-            long killedAt = System.nanoTime();
-            for (int k = 0; k < ranks; k++) {
-                if (k == victim) {
-                    continue;
-                }
-                Process q = r.processes.get(k);
-                long left = 30_000 - (System.nanoTime() - killedAt) / 1_000_000;
-                assertTrue(q.waitFor(Math.max(1, left), java.util.concurrent.TimeUnit.MILLISECONDS),
-                        "rank " + k + " still runs 30 s after rank " + victim + " died:\n" + r.allLogs());
-                assertNotEquals(0, q.exitValue(), r.log(k));
-                assertNamesTheDead(r, k, victim);
-            }
+            Ranks.waitFor(r.logs.get(0), "Iteration   2:", 120);
+            r.killAndExpectNamed(victim, 30);
         } finally {
             r.killAll();
         }
-    }
-
-    /** Rank k's first {@code efabench:} error line says that rank {@code dead} died or disconnected. */
-    private static void assertNamesTheDead(Ranks r, int k, int dead) throws Exception {
-        String log = r.log(k);
-        String line = log.lines().filter(l -> l.contains("efabench: ") && !l.contains("# efabench: ")).findFirst()
-                .orElseThrow(() -> new AssertionError("rank " + k + " printed no efabench: error:\n" + log));
-        assertTrue(line.matches(".*\\brank " + dead + "\\b[^;]*\\b(died|disconnected)\\b.*"),
-                "rank " + k + "'s error names dead rank " + dead + ": " + line + "\n" + log);
     }
 
     @Test
@@ -181,16 +147,5 @@ class FailuresIT {
     private static void assertFailsWith(Ranks r, String expected) throws Exception {
         String logs = r.awaitAllFailed(120);
         assertTrue(logs.contains("efabench: ") && logs.contains(expected), "expected '" + expected + "':\n" + logs);
-    }
-
-    private static void waitFor(Path log, String text, int seconds) throws Exception {
-        long end = System.currentTimeMillis() + seconds * 1000L;
-        while (System.currentTimeMillis() < end) {
-            if (Files.exists(log) && Files.readString(log).contains(text)) {
-                return;
-            }
-            Thread.sleep(200);
-        }
-        throw new AssertionError("'" + text + "' did not appear in " + log + ":\n" + Files.readString(log));
     }
 }

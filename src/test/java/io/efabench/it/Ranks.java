@@ -117,6 +117,55 @@ final class Ranks {
         return logs;
     }
 
+    /**
+     * SIGKILLs rank {@code victim}'s JVMs (the JMH host and its fork); every other rank must exit
+     * non-zero within {@code seconds} of the kill, and its first {@code efabench:} error line must
+     * say that rank {@code victim} died or disconnected.
+     */
+    void killAndExpectNamed(int victim, long seconds) throws Exception {
+        Process p = processes.get(victim);
+        p.descendants().forEach(ProcessHandle::destroyForcibly);
+        p.destroyForcibly();
+        long killedAt = System.nanoTime();
+        for (int k = 0; k < processes.size(); k++) {
+            if (k == victim) {
+                continue;
+            }
+            Process q = processes.get(k);
+            long left = seconds * 1000 - (System.nanoTime() - killedAt) / 1_000_000;
+            if (!q.waitFor(Math.max(1, left), TimeUnit.MILLISECONDS)) {
+                throw new AssertionError("rank " + k + " still runs " + seconds + " s after rank " + victim + " died:\n"
+                        + allLogs());
+            }
+            if (q.exitValue() == 0) {
+                throw new AssertionError("rank " + k + " exited 0 after rank " + victim + " died:\n" + log(k));
+            }
+            assertNamesTheDead(k, victim);
+        }
+    }
+
+    /** Rank k's first {@code efabench:} error line says that rank {@code dead} died or disconnected. */
+    void assertNamesTheDead(int k, int dead) throws IOException {
+        String log = log(k);
+        String line = log.lines().filter(l -> l.contains("efabench: ") && !l.contains("# efabench: ")).findFirst()
+                .orElseThrow(() -> new AssertionError("rank " + k + " printed no efabench: error:\n" + log));
+        if (!line.matches(".*\\brank " + dead + "\\b[^;]*\\b(died|disconnected)\\b.*")) {
+            throw new AssertionError("rank " + k + "'s error does not name dead rank " + dead + ": " + line + "\n" + log);
+        }
+    }
+
+    /** Waits until {@code text} appears in {@code log}. */
+    static void waitFor(Path log, String text, int seconds) throws Exception {
+        long end = System.currentTimeMillis() + seconds * 1000L;
+        while (System.currentTimeMillis() < end) {
+            if (Files.exists(log) && Files.readString(log).contains(text)) {
+                return;
+            }
+            Thread.sleep(200);
+        }
+        throw new AssertionError("'" + text + "' did not appear in " + log + ":\n" + Files.readString(log));
+    }
+
     void killAll() {
         for (Process p : processes) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);

@@ -1,0 +1,46 @@
+package io.efabench.bench;
+
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.infra.IterationParams;
+
+import io.efabench.harness.FabricTrial;
+import io.efabench.harness.Rounds;
+
+/**
+ * The lifecycle every fabric benchmark shares, written once (JMH runs the fixture methods of a
+ * {@code @State} superclass: jmh-samples' JMHSample_24_Inheritance). A subclass opens
+ * {@link #trial} and builds {@link #rounds} in its own {@code @Setup(Level.Trial)} and names its
+ * {@code @Benchmark}, which calls {@link #round()}; iteration setup and teardown (start barrier,
+ * warm round, END, checked round) and closing are here.
+ */
+@State(Scope.Benchmark)
+public abstract class FabricBenchmark {
+    protected FabricTrial trial;
+    protected Rounds rounds;
+
+    @Setup(Level.Iteration)
+    public void startIteration(IterationParams ip) {
+        trial.beginIteration(ip, rounds);
+    }
+
+    /** One invocation: the leader's round on rank 0, a follower's elsewhere. */
+    protected final void round() {
+        trial.round(rounds);
+    }
+
+    @TearDown(Level.Iteration)
+    public void endIteration() {
+        trial.endIteration(rounds);
+    }
+
+    @TearDown(Level.Trial)
+    public void close() {
+        if (trial != null) {
+            trial.close();
+        }
+    }
+}
