@@ -7,24 +7,35 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * One reusable CQ entry ({@code struct fi_cq_data_entry}) that {@link Channel#poll(Completion)}
- * fills in place. Reading it allocates nothing. Use one per polling thread.
+ * Reusable CQ entries ({@code struct fi_cq_data_entry}) that {@link Channel#poll(Completion)}
+ * (one) or {@link Channel#pollBatch(Completion)} (up to {@link #BATCH}) fill in place; the
+ * accessors read the selected one ({@link #select}). Reading allocates nothing. Use one per
+ * polling thread.
  */
 public final class Completion {
+    /** Entries one {@link Channel#pollBatch} reads at most. */
+    public static final int BATCH = 16;
+    private static final long ENTRY = fi_cq_data_entry.layout().byteSize();
     private static final long OP_CONTEXT = fi_cq_data_entry.op_context$offset();
     private static final long FLAGS = fi_cq_data_entry.flags$offset();
     private static final long LEN = fi_cq_data_entry.len$offset();
     private static final long DATA = fi_cq_data_entry.data$offset();
 
-    final MemorySegment entry = Arena.ofAuto().allocate(fi_cq_data_entry.layout());
+    final MemorySegment entry = Arena.ofAuto().allocate(ENTRY * BATCH, 8);
     long contextBase; // base of the polled channel's context slots
+    private long base; // offset of the selected entry
+
+    /** Selects entry {@code i} of the last batch read (0 after {@link Channel#poll}). */
+    public void select(int i) {
+        base = i * ENTRY;
+    }
 
     /**
      * The {@code ctx} index the operation was posted with, or -1 where the completion belongs
      * to no posted operation (a remote write with CQ data that consumed no receive).
      */
     public int context() {
-        long delta = entry.get(ValueLayout.JAVA_LONG, OP_CONTEXT) - contextBase;
+        long delta = entry.get(ValueLayout.JAVA_LONG, base + OP_CONTEXT) - contextBase;
         if (delta < 0 || delta >= (long) Channel.CONTEXT_SLOTS * Channel.CONTEXT_SIZE) {
             return -1;
         }
@@ -33,17 +44,17 @@ public final class Completion {
 
     /** FI_SEND, FI_RECV, FI_RMA, FI_WRITE, FI_REMOTE_WRITE, FI_REMOTE_CQ_DATA... */
     public long flags() {
-        return entry.get(ValueLayout.JAVA_LONG, FLAGS);
+        return entry.get(ValueLayout.JAVA_LONG, base + FLAGS);
     }
 
     /** Bytes received, for receive completions. */
     public long len() {
-        return entry.get(ValueLayout.JAVA_LONG, LEN);
+        return entry.get(ValueLayout.JAVA_LONG, base + LEN);
     }
 
     /** Remote CQ data (immediate), valid when {@link #hasRemoteData()}. */
     public long data() {
-        return entry.get(ValueLayout.JAVA_LONG, DATA);
+        return entry.get(ValueLayout.JAVA_LONG, base + DATA);
     }
 
     public boolean hasRemoteData() {
