@@ -19,7 +19,6 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 import io.efabench.harness.AllToAllRounds;
 import io.efabench.harness.FabricTrial;
 import io.efabench.harness.Sizes;
-import io.efabench.harness.Traffic;
 
 /**
  * All-to-all (seed: experiments/all2all): in every round each rank writes {@code size} bytes
@@ -65,9 +64,7 @@ public class AllToAllBenchmark extends FabricBenchmark {
     public void setup(BenchmarkParams bp) {
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, config.memory);
-        AllToAllRounds allToAll = trial.rounds(t -> new AllToAllRounds(t, config.layout, bytes, window));
-        Traffic.publishAlgbwBytes(allToAll.algbwBytesPerInvocation());
-        rounds = allToAll;
+        rounds = trial.rounds(t -> new AllToAllRounds(t, config.layout, bytes, window));
     }
 
     @Benchmark

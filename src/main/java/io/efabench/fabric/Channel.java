@@ -553,19 +553,7 @@ public final class Channel implements AutoCloseable {
      * is also what drives progress for providers with manual progress.
      */
     public int poll(Completion c) {
-        c.select(0);
-        long rc = call(cqReadFn, cq, c.entry, 1L);
-        if (rc == 1) {
-            c.contextBase = contextBase;
-            return 1;
-        }
-        if (rc == -Fi.EAGAIN) {
-            return 0;
-        }
-        if (rc == -Fi.EAVAIL) {
-            throw completionError();
-        }
-        throw FabricException.of("fi_cq_read", rc);
+        return read(c, 1);
     }
 
     /**
@@ -575,7 +563,12 @@ public final class Channel implements AutoCloseable {
      * with {@link Completion#select}); errors as {@link #poll}.
      */
     public int pollBatch(Completion c) {
-        long rc = call(cqReadFn, cq, c.entry, Completion.BATCH);
+        return read(c, Completion.BATCH);
+    }
+
+    private int read(Completion c, long count) {
+        c.select(0);
+        long rc = call(cqReadFn, cq, c.entry, count);
         if (rc > 0) {
             c.contextBase = contextBase;
             return (int) rc;

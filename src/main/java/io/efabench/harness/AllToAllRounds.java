@@ -78,7 +78,6 @@ public final class AllToAllRounds implements Rounds {
     private final long[] opSrc;
     private final long[] opDst;
     private final long[] opLen;
-    private final int[] opsTo;
     /** Writes each sender's plan sends this rank per round. */
     private final int[] opsFrom;
 
@@ -155,14 +154,13 @@ public final class AllToAllRounds implements Rounds {
         srcMr = src.regions();
         dstOf = t.exchange("all-to-all destination regions", dst.regions());
 
-        List<long[]> plan = plan(nch);
+        List<long[]> plan = plan();
         int n = plan.size();
         opPeer = new int[n];
         opChannel = new int[n];
         opSrc = new long[n];
         opDst = new long[n];
         opLen = new long[n];
-        opsTo = new int[ranks];
         int[][] perPeerChannel = new int[ranks][nch];
         for (int i = 0; i < n; i++) {
             long[] op = plan.get(i);
@@ -171,7 +169,6 @@ public final class AllToAllRounds implements Rounds {
             opSrc[i] = op[0] * size + op[2];
             opDst[i] = (long) me * size + op[2];
             opLen[i] = op[3];
-            opsTo[opPeer[i]]++;
             perPeerChannel[opPeer[i]][opChannel[i]]++;
         }
         // Every rank learns what every sender's plan brings it, per channel: NICs (max message size) may differ.
@@ -247,28 +244,13 @@ public final class AllToAllRounds implements Rounds {
         }
     }
 
-    /** {peer, channel, offset in the block, length} per op, peers from rank+1 on. */
-    private List<long[]> plan(int nch) {
+    /** {peer, channel, offset in the block, length} per op, peers from rank+1 on (WriteRounds' layouts). */
+    private List<long[]> plan() {
         List<long[]> ops = new ArrayList<>();
         for (int k = 1; k < ranks; k++) {
-            int p = (me + k) % ranks;
-            switch (layout) {
-                case SINGLE -> addChunks(ops, p, 0, 0, size);
-                case MULTI -> {
-                    long stripe = size / nch;
-                    for (int c = 0; c < nch; c++) {
-                        long off = c * stripe;
-                        addChunks(ops, p, c, off, c == nch - 1 ? size - off : stripe);
-                    }
-                }
-                case ROUND_ROBIN -> addChunks(ops, p, (p + me) % nch, 0, size);
-            }
+            WriteRounds.addPeerOps(ops, t, layout, (me + k) % ranks, size);
         }
         return ops;
-    }
-
-    private void addChunks(List<long[]> ops, int peer, int channel, long off, long len) {
-        WriteRounds.addChunks(ops, t.maxMessageSize(channel), peer, channel, off, len);
     }
 
     /** Bytes this rank sends to other ranks per round: size x (N-1). */
@@ -284,6 +266,7 @@ public final class AllToAllRounds implements Rounds {
     }
 
     /** Size x N: nccl-tests' algbw numerator. */
+    @Override
     public long algbwBytesPerInvocation() {
         return size * ranks;
     }
@@ -392,7 +375,7 @@ public final class AllToAllRounds implements Rounds {
             awaitServed(r);
             awaitLocal();
         } else {
-            while (pollAll()) {
+            while (progress()) {
                 // reap what has completed; the next round's window check blocks if needed
             }
         }
@@ -603,13 +586,11 @@ public final class AllToAllRounds implements Rounds {
 
     // ---- completions ----------------------------------------------------------------------
 
-    /** One fi_cq_read of up to Completion.BATCH entries per channel, each handled; allocation-free. */
-    private void progress() {
-        pollAll();
-    }
-
-    /** As {@link #progress}; true if any channel had a completion. */
-    private boolean pollAll() {
+    /**
+     * One fi_cq_read of up to Completion.BATCH entries per channel, each handled; true if any
+     * channel had one. Allocation-free.
+     */
+    private boolean progress() {
         boolean any = false;
         Channel[] chs = t.channels;
         for (int c = 0; c < chs.length; c++) {

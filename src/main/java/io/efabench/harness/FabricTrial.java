@@ -420,6 +420,7 @@ public final class FabricTrial implements AutoCloseable {
             R r = make.apply(this);
             Traffic.publish(r.bytesPerInvocation(), r.transfersPerInvocation(), r.linkGbps(), rank,
                     r.invocationIsLatency());
+            Traffic.publishAlgbwBytes(r.algbwBytesPerInvocation());
             recordProvenance();
             return r;
         } catch (RuntimeException e) {

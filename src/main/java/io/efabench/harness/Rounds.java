@@ -21,6 +21,11 @@ public interface Rounds {
         return bytesPerInvocation();
     }
 
+    /** A collective's size x ranks (nccl-tests' algbw numerator, {@code algbw_gbps}); 0 for the others. */
+    default long algbwBytesPerInvocation() {
+        return 0;
+    }
+
     /** Summed link speed of the channels one invocation uses, 0 when unknown. */
     double linkGbps();
 

@@ -203,22 +203,11 @@ public final class WriteRounds implements Rounds {
     private List<long[]> plan() {
         List<long[]> ops = new ArrayList<>();
         List<Long> starts = new ArrayList<>();
-        int nch = t.channels.length;
         for (int k = 1; k < t.size; k++) {
             if (layout != Layout.ROUND_ROBIN || k == 1) {
                 starts.add((long) ops.size());
             }
-            switch (layout) {
-                case SINGLE -> addChunks(ops, k, 0, 0, size);
-                case MULTI -> {
-                    long stripe = size / nch;
-                    for (int c = 0; c < nch; c++) {
-                        long off = c * stripe;
-                        addChunks(ops, k, c, off, c == nch - 1 ? size - off : stripe);
-                    }
-                }
-                case ROUND_ROBIN -> addChunks(ops, k, (k + t.rank) % nch, 0, size);
-            }
+            addPeerOps(ops, t, layout, k, size);
         }
         starts.add((long) ops.size());
         long[] g = new long[starts.size() + 1];
@@ -263,15 +252,32 @@ public final class WriteRounds implements Rounds {
         return out;
     }
 
-    private void addChunks(List<long[]> ops, int peer, int channel, long off, long len) {
-        addChunks(ops, t.maxMessageSize(channel), peer, channel, off, len);
+    /**
+     * The ops {peer, channel, offset in the block, length} that write one {@code size}-byte block
+     * to {@code peer} under {@code layout}, as rank {@code t.rank} plans them (Write and all-to-all):
+     * SINGLE on channel 0, MULTI one stripe per channel, ROUND_ROBIN on channel (peer + rank) %
+     * channels; each cut at the channel's max message size and 1 GiB.
+     */
+    static void addPeerOps(List<long[]> ops, FabricTrial t, Layout layout, int peer, long size) {
+        int nch = t.channels.length;
+        switch (layout) {
+            case SINGLE -> addChunks(ops, t.maxMessageSize(0), peer, 0, 0, size);
+            case MULTI -> {
+                long stripe = size / nch;
+                for (int c = 0; c < nch; c++) {
+                    long off = c * stripe;
+                    addChunks(ops, t.maxMessageSize(c), peer, c, off, c == nch - 1 ? size - off : stripe);
+                }
+            }
+            case ROUND_ROBIN -> {
+                int c = (peer + t.rank) % nch;
+                addChunks(ops, t.maxMessageSize(c), peer, c, 0, size);
+            }
+        }
     }
 
-    /**
-     * Splits [off, off + len) into ops {peer, channel, offset, length} no longer than the NIC's max
-     * message size {@code maxMessage}, nor 1 GiB (Write and all-to-all plans).
-     */
-    static void addChunks(List<long[]> ops, long maxMessage, int peer, int channel, long off, long len) {
+    /** Splits [off, off + len) into ops no longer than the NIC's max message size {@code maxMessage}, nor 1 GiB. */
+    private static void addChunks(List<long[]> ops, long maxMessage, int peer, int channel, long off, long len) {
         long max = maxMessage;
         if (max <= 0 || max > MAX_WRITE) {
             max = MAX_WRITE; // SIZE_MAX read as a signed long, or not reported: the 1 GiB cut

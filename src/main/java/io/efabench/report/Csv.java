@@ -93,7 +93,7 @@ public final class Csv {
         return new BigDecimal(v).round(DIGITS).stripTrailingZeros().toPlainString();
     }
 
-    private static String quote(String cell) {
+    static String quote(String cell) {
         if (cell.indexOf(',') < 0 && cell.indexOf('"') < 0 && cell.indexOf('\n') < 0) return cell;
         return '"' + cell.replace("\"", "\"\"") + '"';
     }

@@ -157,7 +157,7 @@ public final class Plots {
         return (int) Math.max(10, Math.min(16, (WIDTH - 60) / (0.62 * Math.max(1, title.length()))));
     }
 
-    private static void style(AxesChartStyler s, String title) {
+    static void style(AxesChartStyler s, String title) {
         s.setChartBackgroundColor(Color.WHITE);
         s.setPlotBackgroundColor(Color.WHITE);
         s.setPlotGridLinesColor(new Color(220, 220, 220));
@@ -172,7 +172,7 @@ public final class Plots {
         s.setAntiAlias(true);
     }
 
-    private static Path save(org.knowm.xchart.internal.chartpart.Chart<?, ?> chart, Path file) {
+    static Path save(org.knowm.xchart.internal.chartpart.Chart<?, ?> chart, Path file) {
         try {
             BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
         } catch (IOException ex) {

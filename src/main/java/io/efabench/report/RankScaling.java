@@ -1,6 +1,5 @@
 package io.efabench.report;
 
-import java.awt.Color;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -11,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 
@@ -79,7 +77,7 @@ final class RankScaling {
             out.println(rule);
             XYChart chart = new XYChartBuilder().width(Plots.WIDTH).height(Plots.HEIGHT)
                     .title(b.getKey() + ": " + metric + " vs rank count").xAxisTitle("Ranks").yAxisTitle(metric).build();
-            chart.getStyler().setChartBackgroundColor(Color.WHITE);
+            Plots.style(chart.getStyler(), chart.getTitle());
             chart.getStyler().setYAxisMin(0.0);
             chart.getStyler().setXAxisDecimalPattern("#");
             for (var s : b.getValue().entrySet()) {
@@ -96,8 +94,7 @@ final class RankScaling {
                     xs.add((double) n);
                     ys.add(m.score());
                     line.append(String.format(" %.2f |", m.score()));
-                    var p = Map.entry(n, r);
-                    csv.append(String.join(",", quote(b.getKey()), quote(s.getKey()), Integer.toString(p.getKey()),
+                    csv.append(String.join(",", Csv.quote(b.getKey()), Csv.quote(s.getKey()), Integer.toString(n),
                             Csv.number(m.score()), Csv.number(m.error()))).append('\n');
                 }
                 out.println(line);
@@ -109,9 +106,8 @@ final class RankScaling {
                 Path png = dir.resolve(b.getKey().replaceAll("[^A-Za-z0-9]+", "-").replaceAll("-+$", "").toLowerCase()
                         + "-ranks.png");
                 try {
-                    BitmapEncoder.saveBitmap(chart, png.toString(), BitmapEncoder.BitmapFormat.PNG);
-                    pngs.add(png.getFileName().toString());
-                } catch (IOException | RuntimeException | Error e) {
+                    pngs.add(Plots.save(chart, png).getFileName().toString());
+                } catch (RuntimeException | Error e) {
                     out.println("plot skipped: " + e);
                 }
             }
@@ -140,9 +136,5 @@ final class RankScaling {
         } catch (NumberFormatException e) {
             throw new ReportException(run + ": its provenance names no rank count (\"ranks\"); run it through run-jmh.sh");
         }
-    }
-
-    private static String quote(String cell) {
-        return cell.indexOf(',') < 0 && cell.indexOf('"') < 0 ? cell : '"' + cell.replace("\"", "\"\"") + '"';
     }
 }
