@@ -106,6 +106,15 @@ final class Ranks {
         return codes;
     }
 
+    /** Waits for every rank, asserts each exited 0, and returns rank 0's JMH results ({@code rank0.json}). */
+    com.google.gson.JsonArray awaitClean(long seconds) throws InterruptedException, IOException {
+        Integer[] codes = await(seconds);
+        for (int k = 0; k < codes.length; k++) {
+            org.junit.jupiter.api.Assertions.assertEquals(0, codes[k], "rank " + k + " failed:\n" + allLogs());
+        }
+        return com.google.gson.JsonParser.parseString(Files.readString(dir.resolve("rank0.json"))).getAsJsonArray();
+    }
+
     /** Waits for every rank and asserts each failed (non-zero, none hung); returns all logs. */
     String awaitAllFailed(long seconds) throws InterruptedException, IOException {
         Integer[] codes = await(seconds);
