@@ -59,6 +59,8 @@ public final class FabricTrial implements AutoCloseable {
     private final MemoryKind memory;
     private final Arena arena = Arena.ofShared();
     private final List<AutoCloseable> owned = new ArrayList<>();
+    /** Threads that drive the channels (the proxy): stopped before anything closes. */
+    private final List<AutoCloseable> workers = new ArrayList<>();
     private final List<TrialBuffer> buffers = new ArrayList<>();
     private final RankEnv env;
     private final String benchmark;
@@ -277,6 +279,11 @@ public final class FabricTrial implements AutoCloseable {
     /** Closes {@code resource} with the trial (in reverse order of ownership). */
     void own(AutoCloseable resource) {
         owned.add(resource);
+    }
+
+    /** Stops {@code worker} (a thread driving the channels) first when the trial closes, before the endpoints. */
+    void ownWorker(AutoCloseable worker) {
+        workers.add(worker);
     }
 
     /** Largest message the NIC behind {@code channel} takes in one operation. */
@@ -584,6 +591,10 @@ public final class FabricTrial implements AutoCloseable {
      * behind the regions is freed after that, the GPU context last.
      */
     private void closeQuietly() {
+        for (int i = workers.size() - 1; i >= 0; i--) {
+            quietly(workers.get(i));
+        }
+        workers.clear();
         if (channels != null) {
             for (Channel c : channels) {
                 if (c != null) {

@@ -137,6 +137,14 @@ public final class TrialBuffer implements AutoCloseable {
         return bytes;
     }
 
+    /** Where kernels see a device buffer. */
+    public long deviceAddress() {
+        if (device == null) {
+            throw new IllegalStateException("a host buffer has no device address here");
+        }
+        return device.deviceAddress();
+    }
+
     /** This buffer's registration on channel {@code c}. */
     public MemoryRegion region(int c) {
         return regions[c];

@@ -5,12 +5,14 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
+import io.efabench.cuda.PinnedHostBuffer;
+
 /**
  * The GPU-to-CPU request queue of the proxy experiment: a bounded multi-producer /
  * single-consumer ring whose every word lives in one memory segment (pinned host memory that the
- * GPU will see through a device alias in ProxyBenchmark; any segment in tests). Producers are GPU
- * threads (the NVRTC producer kernel of issue 11, not written yet, is to mirror {@link #offer})
- * or Java threads; the consumer is the proxy.
+ * GPU sees through its device alias, {@link #mapped}; any segment in tests). Producers are GPU
+ * threads ({@code kernels/proxy.cu}, whose {@code efa_push} mirrors {@link #offer}) or Java
+ * threads; the consumer is the proxy.
  *
  * <p>The protocol is Vyukov's bounded queue: cell i carries a sequence word, initially i. A
  * producer takes a ticket t with an atomic add on {@code head}, waits until cell t % capacity has
@@ -48,6 +50,7 @@ public final class RequestRing {
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
 
     private final MemorySegment ring;
+    private final long deviceAddress;
     private final int capacity;
     private final long mask;
     /** Consumer-owned copy of tail: the proxy is the only consumer. */
@@ -63,6 +66,15 @@ public final class RequestRing {
      * initialises it: counters 0, cell i's sequence i. {@code capacity} is a power of two.
      */
     public RequestRing(MemorySegment ring, int capacity) {
+        this(ring, 0, capacity);
+    }
+
+    /** A ring in pinned host memory that kernels reach at {@code memory.deviceAddress()}. */
+    public static RequestRing mapped(PinnedHostBuffer memory, int capacity) {
+        return new RequestRing(memory.segment(), memory.deviceAddress(), capacity);
+    }
+
+    private RequestRing(MemorySegment ring, long deviceAddress, int capacity) {
         if (capacity < 2 || Integer.bitCount(capacity) != 1) {
             throw new IllegalArgumentException("ring capacity " + capacity + " is not a power of two >= 2");
         }
@@ -71,6 +83,7 @@ public final class RequestRing {
                     + " bytes aligned to " + LINE);
         }
         this.ring = ring;
+        this.deviceAddress = deviceAddress;
         this.capacity = capacity;
         this.mask = capacity - 1;
         ring.asSlice(0, bytesFor(capacity)).fill((byte) 0);
@@ -82,6 +95,16 @@ public final class RequestRing {
 
     public int capacity() {
         return capacity;
+    }
+
+    /** Where kernels see the ring (0 for a ring in plain host memory). */
+    public long deviceAddress() {
+        return deviceAddress;
+    }
+
+    /** Tickets the consumer has taken so far. */
+    public long consumed() {
+        return tail;
     }
 
     private long cell(long ticket) {

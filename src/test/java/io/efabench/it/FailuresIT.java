@@ -131,7 +131,7 @@ class FailuresIT {
     @ParameterizedTest(name = "{0} {1}")
     @CsvSource({"WriteBenchmark, SingleDMA", "WriteBenchmark, MultiDMA", "WriteBenchmark, RoundRobinDMA",
         "SendRecvBenchmark, SingleDevice", "AllToAllBenchmark, SingleDMA", "AllToAllBenchmark, MultiDMA",
-        "AllToAllBenchmark, RoundRobinDMA"})
+        "AllToAllBenchmark, RoundRobinDMA", "ProxyBenchmark, ProxySingle", "ProxyBenchmark, ProxyMultiNBI"})
     void deviceConfigsWithoutAGpuFailWithOneLine(String benchmark, String config) throws Exception {
         org.junit.jupiter.api.Assumptions.assumeFalse(io.efabench.harness.TrialGpu.present(),
                 "a GPU is visible here: the device configs run for real on it");
@@ -142,6 +142,17 @@ class FailuresIT {
             assertTrue(log.contains("has no usable GPU") || log.contains("offers no FI_HMEM"), log);
             assertFalse(log.contains("\tat io.efabench"), "no stack trace:\n" + log);
         }
+    }
+
+    /** The queue benchmark needs only a GPU: without one it says so in one line, non-zero. */
+    @Test
+    void proxyQueueWithoutAGpuFailsWithOneLine() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeFalse(io.efabench.harness.TrialGpu.present(),
+                "a GPU is visible here: the queue benchmark runs for real on it");
+        Ranks r = Ranks.start(tmp, 1, "tcp", Ranks.quick("ProxyQueueBenchmark"), null);
+        String log = r.awaitAllFailed(120);
+        assertTrue(log.contains("efabench: ") && (log.contains("no CUDA driver") || log.contains("no GPU visible")), log);
+        assertFalse(log.contains("\tat io.efabench"), "no stack trace:\n" + log);
     }
 
     private static void assertFailsWith(Ranks r, String expected) throws Exception {

@@ -13,6 +13,14 @@ __device__ __forceinline__ unsigned efa_word(unsigned seed, unsigned long long i
     return ((unsigned)i * 0x9E3779B1u ^ (unsigned)(i >> 32) * 0x85EBCA77u ^ seed) | 1u;
 }
 
+// io.efabench.cuda.CheckPattern.seed, for kernels that fill per target (the proxy's producer).
+__device__ __forceinline__ unsigned efa_seed(unsigned sender, unsigned receiver, unsigned long long round) {
+    unsigned long long z = round * 0x9E3779B97F4A7C15ull + (sender + 1ull) * 0xBF58476D1CE4E5B9ull
+            + (receiver + 1ull) * 0xD6E8FEB86659FD93ull;
+    z = (z ^ (z >> 31)) * 0x94D049BB133111EBull;
+    return (unsigned)(z ^ (z >> 29));
+}
+
 __device__ __forceinline__ uint4 efa_vec(unsigned seed, unsigned long long v) {
     unsigned long long w = v * 4;
     return make_uint4(efa_word(seed, w), efa_word(seed, w + 1), efa_word(seed, w + 2), efa_word(seed, w + 3));

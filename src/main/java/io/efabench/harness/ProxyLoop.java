@@ -1,0 +1,322 @@
+package io.efabench.harness;
+
+import java.util.concurrent.atomic.AtomicLongArray;
+
+import io.efabench.fabric.Completion;
+import io.efabench.fabric.MemoryRegion;
+import io.efabench.fabric.RemoteRegion;
+import io.efabench.proxy.Mailbox;
+import io.efabench.proxy.RequestRing;
+
+/**
+ * The CPU proxy of the proxy experiment: one thread on the leader that spins on the request
+ * ring, turns every request into {@code fi_writemsg}s with the request's immediate data (on the
+ * request's channel, or striped over every channel for {@link #ALL_CHANNELS}), keeps up to
+ * {@link #WINDOW} writes in flight per channel, reaps completions and publishes {@code completed}
+ * (the count of leading tickets whose writes all completed: the GPU's quiet). It also takes the
+ * targets' acks off channel 0 ({@link #acked}), since from setup on it is the only thread that
+ * touches the leader's endpoints (FI_THREAD_DOMAIN: one thread per domain).
+ *
+ * <p>Every field of a request is honoured and checked: an unknown op, a target that is no peer,
+ * a channel that does not exist, or bytes that overrun either buffer stop the proxy with one line
+ * naming the request and the field, raise the mailbox's abort word (so the kernel stops instead
+ * of waiting for a completion that never comes) and fail the round. The loop allocates nothing.
+ */
+final class ProxyLoop implements Runnable, AutoCloseable {
+    static final int OP_PUT = 1;
+    static final int OP_FENCE = 2;
+    /** Channel hint: stripe the request's bytes over every channel. */
+    static final int ALL_CHANNELS = 0xFFFF;
+    /** Writes in flight per channel (write contexts 0..WINDOW-1). */
+    static final int WINDOW = 128;
+
+    private final FabricTrial t;
+    private final RequestRing ring;
+    private final Mailbox mailbox;
+    private final MemoryRegion[] srcMr;
+    private final RemoteRegion[][] dstOf;
+    private final long srcBytes;
+    private final ControlSlots acks;
+    private final int ackKind;
+    private final Completion comp = new Completion();
+    private final RequestRing.Request req = new RequestRing.Request();
+    private final int mask;
+    private final long[] maxWrite;
+
+    /** Highest round every peer acked, written by this thread only. */
+    final AtomicLongArray acked;
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile String failure;
+    private final boolean yielding = Deadline.yieldsWhenIdle();
+
+    // Per channel: free write contexts, and which ticket a context's write belongs to.
+    private final int[][] freeCtx;
+    private final int[] freeTop;
+    private final long[][] ctxTicket;
+    /** Writes of ticket t not completed yet, at t & mask (valid for tickets frontier..consumed-1). */
+    private final int[] remaining;
+    private long frontier;
+    private boolean fencing;
+
+    // The request being posted: its writes go out one by one as contexts free up.
+    private boolean pending;
+    private long pTicket;
+    private int pChannel;
+    private int pLastChannel;
+    /** Offset in the request of its next byte to post, and where the current stripe ends. */
+    private long pOff;
+    private long pStripeEnd;
+    private long pStripe;
+
+    ProxyLoop(FabricTrial t, RequestRing ring, Mailbox mailbox, MemoryRegion[] srcMr, RemoteRegion[][] dstOf,
+            long srcBytes, ControlSlots acks, int ackKind) {
+        this.t = t;
+        this.ring = ring;
+        this.mailbox = mailbox;
+        this.srcMr = srcMr;
+        this.dstOf = dstOf;
+        this.srcBytes = srcBytes;
+        this.acks = acks;
+        this.ackKind = ackKind;
+        this.mask = ring.capacity() - 1;
+        int nch = t.channels.length;
+        maxWrite = new long[nch];
+        for (int c = 0; c < nch; c++) {
+            maxWrite[c] = writeLimit(t.maxMessageSize(c));
+        }
+        acked = new AtomicLongArray(t.size);
+        freeCtx = new int[nch][WINDOW];
+        freeTop = new int[nch];
+        ctxTicket = new long[nch][WINDOW];
+        for (int c = 0; c < nch; c++) {
+            for (int k = 0; k < WINDOW; k++) {
+                freeCtx[c][k] = WINDOW - 1 - k;
+            }
+            freeTop[c] = WINDOW;
+        }
+        remaining = new int[ring.capacity()];
+        thread = new Thread(this, "efabench-proxy-rank" + t.rank);
+        thread.setDaemon(true);
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /** Null while the proxy runs fine; else why it stopped (one line). */
+    String failure() {
+        return failure;
+    }
+
+    /** The largest write the proxy posts on a NIC of {@code maxMessage}: that, and at most 1 GiB (EFA's segment). */
+    static long writeLimit(long maxMessage) {
+        return maxMessage <= 0 || maxMessage > WriteRounds.MAX_WRITE ? WriteRounds.MAX_WRITE : maxMessage;
+    }
+
+    /**
+     * Writes one request of {@code bytes} turns into on channels with write limits {@code maxWrite}:
+     * one per channel (or per stripe for {@link #ALL_CHANNELS}: bytes / channels each, the last
+     * one taking the rest, empty stripes skipped), each cut at the channel's limit.
+     */
+    static int writesFor(long bytes, int channelHint, long[] maxWrite) {
+        int n = 0;
+        if (channelHint != ALL_CHANNELS) {
+            return (int) ceilDiv(bytes, maxWrite[channelHint]);
+        }
+        long stripe = bytes / maxWrite.length;
+        for (int c = 0; c < maxWrite.length; c++) {
+            long len = c == maxWrite.length - 1 ? bytes - stripe * c : stripe;
+            n += (int) ceilDiv(len, maxWrite[c]);
+        }
+        return n;
+    }
+
+    private static long ceilDiv(long a, long b) {
+        return a <= 0 ? 0 : (a + b - 1) / b;
+    }
+
+    @Override
+    public void run() {
+        int idle = 0;
+        try {
+            // libfabric's CUDA paths (shm's device copies, IPC handles) run on this thread.
+            if (t.gpu != null) {
+                t.gpu.context.makeCurrent();
+            }
+            while (running) {
+                boolean busy = false;
+                if (pending || fetch()) {
+                    busy = postPending();
+                }
+                for (int c = 0; c < t.channels.length; c++) {
+                    int n = t.channels[c].pollBatch(comp);
+                    for (int i = 0; i < n; i++) {
+                        comp.select(i);
+                        handle(c);
+                    }
+                    busy |= n > 0;
+                }
+                advance();
+                if (busy) {
+                    idle = 0;
+                } else if (yielding && (++idle & 63) == 0) {
+                    Thread.yield(); // local ranks outnumber the CPUs: let the targets run
+                } else {
+                    Thread.onSpinWait();
+                }
+            }
+        } catch (RuntimeException e) {
+            stop("rank " + t.rank + "'s proxy: " + (e.getMessage() != null ? e.getMessage() : e.toString()));
+        }
+    }
+
+    private void stop(String why) {
+        failure = why;
+        mailbox.abort();
+        running = false;
+    }
+
+    /** Takes the next request off the ring and checks it; false when there is none (or it must wait). */
+    private boolean fetch() {
+        long consumed = ring.consumed();
+        if (consumed - frontier >= remaining.length || fencing && frontier < consumed) {
+            return false; // as many requests in flight as the ring holds, or a fence waits for the earlier ones
+        }
+        if (!ring.poll(req)) {
+            return false;
+        }
+        fencing = false;
+        int slot = (int) (req.ticket & mask);
+        String bad = check();
+        if (bad != null) {
+            stop("rank " + t.rank + "'s proxy: request " + req.ticket + " " + bad);
+            return false;
+        }
+        if (req.op == OP_FENCE) {
+            remaining[slot] = 0;
+            fencing = true;
+            return false;
+        }
+        remaining[slot] = writesFor(req.bytes, req.channel, maxWrite);
+        pending = true;
+        pTicket = req.ticket;
+        pOff = 0;
+        if (req.channel == ALL_CHANNELS) {
+            pChannel = 0;
+            pLastChannel = t.channels.length - 1;
+            pStripe = req.bytes / t.channels.length;
+        } else {
+            pChannel = req.channel;
+            pLastChannel = req.channel;
+            pStripe = req.bytes;
+        }
+        pStripeEnd = pChannel == pLastChannel ? req.bytes : pStripe;
+        return true;
+    }
+
+    /** Null when every field of {@link #req} is valid, else which one is wrong and why. */
+    private String check() {
+        if (req.op != OP_PUT && req.op != OP_FENCE) {
+            return "has op " + req.op + ", neither put (" + OP_PUT + ") nor fence (" + OP_FENCE + ")";
+        }
+        if (req.op == OP_FENCE) {
+            return null;
+        }
+        if (req.target < 0 || req.target >= t.size || req.target == t.rank) {
+            return "targets rank " + req.target + ", which is no peer of rank " + t.rank + " (ranks 0.." + (t.size - 1) + ")";
+        }
+        if (req.channel != ALL_CHANNELS && (req.channel < 0 || req.channel >= t.channels.length)) {
+            return "names channel " + req.channel + " of " + t.channels.length;
+        }
+        long dstBytes = dstOf[req.target][0].length();
+        if (req.bytes <= 0 || req.src < 0 || req.dst < 0 || req.bytes > srcBytes - req.src || req.bytes > dstBytes - req.dst) {
+            return "writes " + req.bytes + " bytes from source offset " + req.src + " to destination offset " + req.dst
+                    + ", outside the " + srcBytes + "-byte source or the " + dstBytes + "-byte destination buffer";
+        }
+        return null;
+    }
+
+    /** Posts the pending request's next writes while contexts are free; true when any went out. */
+    private boolean postPending() {
+        boolean any = false;
+        while (pending) {
+            int c = pChannel;
+            long left = pStripeEnd - pOff;
+            if (left <= 0) {
+                pending = nextStripe();
+                continue;
+            }
+            if (freeTop[c] == 0) {
+                return any;
+            }
+            long len = Math.min(left, maxWrite[c]);
+            int ctx = freeCtx[c][freeTop[c] - 1];
+            if (t.channels[c].tryWrite(srcMr[c], req.src + pOff, len, t.peer[req.target][c], dstOf[req.target][c],
+                    req.dst + pOff, req.imm, true, ctx) != 0) {
+                return any; // -FI_EAGAIN: the provider's queue is full; completions first
+            }
+            freeTop[c]--;
+            ctxTicket[c][ctx] = pTicket;
+            pOff += len;
+            any = true;
+        }
+        return any;
+    }
+
+    /** Moves the pending request to its next stripe; false when it has none. */
+    private boolean nextStripe() {
+        if (pChannel == pLastChannel) {
+            return false;
+        }
+        pChannel++;
+        pOff = pStripeEnd;
+        pStripeEnd = pChannel == pLastChannel ? req.bytes : pOff + pStripe;
+        return true;
+    }
+
+    private void handle(int c) {
+        if (comp.isRecv()) {
+            int ctx = comp.context();
+            if (acks != null && acks.owns(ctx)) {
+                if (acks.kind(ctx) == ackKind) {
+                    int from = acks.senderRank(ctx);
+                    if (acks.round(ctx) > acked.get(from)) {
+                        acked.lazySet(from, acks.round(ctx));
+                    }
+                }
+                acks.repost(ctx);
+            }
+        } else if (comp.isWrite() || comp.isSend()) {
+            int ctx = comp.context();
+            if (ctx < WINDOW) {
+                freeCtx[c][freeTop[c]++] = ctx;
+                remaining[(int) (ctxTicket[c][ctx] & mask)]--;
+            }
+        }
+    }
+
+    /** Publishes completed = the leading tickets whose writes all completed. */
+    private void advance() {
+        long consumed = ring.consumed();
+        long f = frontier;
+        while (f < consumed && remaining[(int) (f & mask)] == 0) {
+            f++;
+        }
+        if (f != frontier) {
+            frontier = f;
+            ring.complete(f);
+        }
+    }
+
+    /** Stops the thread (waits up to 5 s) before the channels close. */
+    @Override
+    public void close() {
+        running = false;
+        try {
+            thread.join(5000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,121 @@
+package io.efabench.proxy;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.VarHandle;
+
+import io.efabench.cuda.CudaContext;
+import io.efabench.cuda.PinnedHostBuffer;
+
+/**
+ * The words the host and the proxy kernels share besides the ring, in mapped pinned host memory,
+ * each on its own 128-byte line: the kernel's status (why it stopped early, and at which ticket),
+ * the host's abort word (raised when the trial fails, so no kernel spins on a dead proxy), and
+ * the ping kernel's doorbell, answer and GPU-side round-trip times.
+ */
+public final class Mailbox implements AutoCloseable {
+    public static final int RTT_SLOTS = 4096;
+    static final long STATUS = 0;
+    static final long ABORT = 128;
+    static final long DOORBELL = 256;
+    static final long ANSWER = 384;
+    static final long RTT = 512;
+    private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
+    private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
+
+    private final PinnedHostBuffer memory;
+    private final MemorySegment words;
+
+    public Mailbox(CudaContext context) {
+        memory = PinnedHostBuffer.allocate(context, RTT + 8L * RTT_SLOTS);
+        words = memory.segment();
+        words.fill((byte) 0);
+        VarHandle.fullFence();
+    }
+
+    /** 0 while no kernel failed; else proxy.cu's ST_* code. */
+    public int status() {
+        return (int) INT.getAcquire(words, STATUS);
+    }
+
+    /** The ticket (or doorbell) the failed kernel was at. */
+    public long statusAt() {
+        return (long) LONG.getAcquire(words, STATUS + 8);
+    }
+
+    /** One line for a kernel's early stop, or null while none stopped. */
+    public String failure() {
+        int code = status();
+        return switch (code) {
+            case 0 -> null;
+            case 1 -> "the producer kernel gave up pushing request " + statusAt()
+                    + ": its ring cell stayed full (the proxy stopped draining the ring)";
+            case 2 -> "the producer kernel gave up waiting for request " + statusAt()
+                    + " to complete (quiet): the proxy never reported its writes complete";
+            case 3 -> "the producer kernel stopped at request " + statusAt() + ": the host aborted the trial";
+            case 4 -> "the ping kernel saw no doorbell after " + statusAt() + " within its idle timeout";
+            default -> "the producer kernel stopped with status " + code;
+        };
+    }
+
+    /** Clears the status before a launch. */
+    public void resetStatus() {
+        LONG.setRelease(words, STATUS + 8, 0L);
+        INT.setRelease(words, STATUS, 0);
+    }
+
+    /** Tells every kernel spinning on this mailbox to stop (their waits read it). */
+    public void abort() {
+        INT.setRelease(words, ABORT, 1);
+    }
+
+    /** Before a ping kernel starts: doorbell and answer back to 0, status cleared. */
+    public void resetPing() {
+        LONG.setRelease(words, DOORBELL, 0L);
+        LONG.setRelease(words, ANSWER, 0L);
+        resetStatus();
+    }
+
+    public void ring(long doorbell) {
+        LONG.setRelease(words, DOORBELL, doorbell);
+    }
+
+    /** Stops the ping kernel. */
+    public void stopPing() {
+        ring(-1L);
+    }
+
+    public long answer() {
+        return (long) LONG.getAcquire(words, ANSWER);
+    }
+
+    /** GPU-measured push -> completed-seen time of doorbell {@code d}, in ns. */
+    public long rttNanos(long d) {
+        return (long) LONG.getAcquire(words, RTT + 8 * Math.floorMod(d, (long) RTT_SLOTS));
+    }
+
+    long statusDevice() {
+        return memory.deviceAddress() + STATUS;
+    }
+
+    long abortDevice() {
+        return memory.deviceAddress() + ABORT;
+    }
+
+    long doorbellDevice() {
+        return memory.deviceAddress() + DOORBELL;
+    }
+
+    long answerDevice() {
+        return memory.deviceAddress() + ANSWER;
+    }
+
+    long rttDevice() {
+        return memory.deviceAddress() + RTT;
+    }
+
+    @Override
+    public void close() {
+        memory.close();
+    }
+}

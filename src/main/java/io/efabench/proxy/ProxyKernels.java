@@ -1,0 +1,78 @@
+package io.efabench.proxy;
+
+import io.efabench.cuda.CudaContext;
+import io.efabench.cuda.CudaModule;
+import io.efabench.cuda.CudaStream;
+import io.efabench.cuda.Kernel;
+import io.efabench.cuda.KernelArgs;
+import io.efabench.cuda.KernelCompiler;
+
+/**
+ * The producer kernels of {@code kernels/proxy.cu}, loaded once per trial, each with its
+ * argument block allocated once and mutated per launch (a launch allocates nothing).
+ */
+public final class ProxyKernels implements AutoCloseable {
+    /** Flags of {@link #put}: quiet once at the end (else after every push); fill the pattern before pushing. */
+    public static final int FLAG_NBI = 1;
+    public static final int FLAG_FILL = 2;
+    /** {@code corrupt} values of {@link #put} (test hook): request 0 carries a wrong target, size or op. */
+    public static final int CORRUPT_TARGET = 1;
+    public static final int CORRUPT_BYTES = 2;
+    public static final int CORRUPT_OP = 3;
+
+    private final CudaModule module;
+    private final Kernel put;
+    private final Kernel flood;
+    private final Kernel ping;
+    private final KernelArgs putArgs = new KernelArgs(16);
+    private final KernelArgs floodArgs = new KernelArgs(6);
+    private final KernelArgs pingArgs = new KernelArgs(9);
+
+    public ProxyKernels(CudaContext context) {
+        this.module = KernelCompiler.load(context, "proxy.cu");
+        this.put = module.kernel("proxy_put");
+        this.flood = module.kernel("proxy_flood");
+        this.ping = module.kernel("proxy_ping");
+    }
+
+    /** Parameters of one {@link #put} launch that stay the same for a trial. */
+    public record PutShape(long srcDevice, long size, long chunk, int requests, int world, int me, int channel,
+                           int grid, int block) {}
+
+    /**
+     * Enqueues one round of pushes (proxy_put): every target but {@code me} in turn, {@code
+     * requests} requests of {@code chunk} bytes each, immediate data {@code imm}.
+     */
+    public void put(CudaStream stream, RequestRing ring, Mailbox mailbox, PutShape s, long imm, long round, int flags,
+            int corrupt, long timeoutNanos) {
+        putArgs.u64(0, ring.deviceAddress()).u64(1, ring.capacity() - 1L).u64(2, s.srcDevice()).u64(3, s.size())
+                .u64(4, s.chunk()).u32(5, s.requests()).u32(6, s.world()).u32(7, s.me()).u32(8, s.channel())
+                .u64(9, imm).u64(10, round).u32(11, flags).u32(12, corrupt).u64(13, timeoutNanos)
+                .u64(14, mailbox.statusDevice()).u64(15, mailbox.abortDevice());
+        put.launch(stream, s.grid(), s.block(), 0, putArgs);
+    }
+
+    /** Enqueues proxy_flood: grid x block threads push {@code perThread} requests each (block: a multiple of 32). */
+    public void flood(CudaStream stream, RequestRing ring, Mailbox mailbox, int grid, int block, int perThread,
+            long timeoutNanos) {
+        if (block % 32 != 0) {
+            throw new IllegalArgumentException("block=" + block + ": the flood kernel takes whole warps (a multiple of 32)");
+        }
+        floodArgs.u64(0, ring.deviceAddress()).u64(1, ring.capacity() - 1L).u32(2, perThread).u64(3, timeoutNanos)
+                .u64(4, mailbox.statusDevice()).u64(5, mailbox.abortDevice());
+        flood.launch(stream, grid, block, 0, floodArgs);
+    }
+
+    /** Enqueues the persistent one-thread proxy_ping; it runs until the doorbell reads ~0 ({@link Mailbox#stopPing}). */
+    public void ping(CudaStream stream, RequestRing ring, Mailbox mailbox, long idleTimeoutNanos) {
+        pingArgs.u64(0, ring.deviceAddress()).u64(1, ring.capacity() - 1L).u64(2, mailbox.doorbellDevice())
+                .u64(3, mailbox.answerDevice()).u64(4, mailbox.rttDevice()).u32(5, Mailbox.RTT_SLOTS)
+                .u64(6, idleTimeoutNanos).u64(7, mailbox.statusDevice()).u64(8, mailbox.abortDevice());
+        ping.launch(stream, 1, 1, 0, pingArgs);
+    }
+
+    @Override
+    public void close() {
+        module.close();
+    }
+}

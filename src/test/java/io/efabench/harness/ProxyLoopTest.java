@@ -1,0 +1,37 @@
+package io.efabench.harness;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import org.junit.jupiter.api.Test;
+
+/** How many writes the proxy turns a request into: the targets count exactly these. */
+class ProxyLoopTest {
+    private static final long GIB = 1L << 30;
+
+    @Test
+    void oneChannelCutsAtTheWriteLimit() {
+        long[] limits = {1 << 20, 1 << 20};
+        assertEquals(1, ProxyLoop.writesFor(4096, 0, limits));
+        assertEquals(1, ProxyLoop.writesFor(1 << 20, 1, limits));
+        assertEquals(3, ProxyLoop.writesFor((2 << 20) + 1, 0, limits));
+    }
+
+    @Test
+    void allChannelsStripeAndSkipEmptyStripes() {
+        long[] limits = {GIB, GIB, GIB};
+        assertEquals(3, ProxyLoop.writesFor(3000, ProxyLoop.ALL_CHANNELS, limits));
+        // 2 bytes over 3 channels: stripes of 0, 0 and 2 bytes: one write.
+        assertEquals(1, ProxyLoop.writesFor(2, ProxyLoop.ALL_CHANNELS, limits));
+        long[] small = {100, 1000};
+        // 1000 bytes: stripes of 500 (cut at 100: 5 writes) and 500 (1 write).
+        assertEquals(6, ProxyLoop.writesFor(1000, ProxyLoop.ALL_CHANNELS, small));
+    }
+
+    @Test
+    void theWriteLimitIsTheNicsAndAtMostOneGib() {
+        assertEquals(4096, ProxyLoop.writeLimit(4096));
+        assertEquals(GIB, ProxyLoop.writeLimit(-1)); // SIZE_MAX read as a signed long
+        assertEquals(GIB, ProxyLoop.writeLimit(0));
+        assertEquals(GIB, ProxyLoop.writeLimit(8 * GIB));
+    }
+}
