@@ -7,9 +7,9 @@
 # Usage: docs/perf/alltoall-vs-torch.sh [ranks] [sizes] [rounds]     (defaults: 4 "64K,1M,16M" 1)
 # Environment: JMH_TIMES (JMH's -wi/-w/-i/-r; default -wi 3 -w 1s -i 5 -r 1s), SAMPLES (torch, 5),
 # OUT_DIR (logs and JSON, default a temporary folder), TORCH_TIMEOUT_S (per torch rank, 120).
-# torch runs first and without LD_LIBRARY_PATH / JAVA_TOOL_OPTIONS: run after our ranks with the
-# CUDA libfabric on LD_LIBRARY_PATH, it hung twice on the H200 host (alone it took 15 s); the
-# cause was not found.
+# torch runs first and without LD_LIBRARY_PATH / JAVA_TOOL_OPTIONS. Earlier runs hung because
+# torch_alltoall.py's warm-up count came from each rank's own clock (ranks ran different
+# collectives); a rank that hangs now prints its stack after TORCH_STACKS_AFTER_S (90).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -28,7 +28,7 @@ torch_side() { # outdir: torch first, in an environment without this suite's LD_
         pids+=($!)
     done
     for p in "${pids[@]}"; do
-        wait "$p" || { echo "torch rank failed or timed out (logs in $out):"; tail -5 "$out"/torch-rank*.log; return 1; }
+        wait "$p" || { echo "torch rank failed or timed out (logs in $out):"; tail -n 40 "$out"/torch-rank*.log; return 1; }
     done
     cat "$out/torch-rank0.log"
 }

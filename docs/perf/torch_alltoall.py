@@ -9,6 +9,7 @@ over its call count, on rank 0. gbps = size x (N-1) x 8 / time (the bytes a rank
 ranks, as our gbps), algbw_gbps = size x N x 8 / time. Prints one line per size: the mean over
 samples and its min/max.
 """
+import faulthandler
 import os
 import sys
 import time
@@ -26,18 +27,24 @@ def main():
     sizes = sys.argv[1].split(",") if len(sys.argv) > 1 else ["64K", "1M", "16M"]
     samples = int(os.environ.get("SAMPLES", "5"))
     seconds = float(os.environ.get("SECONDS_PER_SAMPLE", "1"))
+    # A rank that hangs prints where (every rank's stack) before the script's timeout kills it.
+    faulthandler.dump_traceback_later(float(os.environ.get("TORCH_STACKS_AFTER_S", "90")), exit=False)
+    print("rank", os.environ.get("RANK"), "joining", flush=True)
     dist.init_process_group("gloo")
+    print("rank", dist.get_rank(), "joined", flush=True)
     rank, n = dist.get_rank(), dist.get_world_size()
     for label in sizes:
         size = parse(label)
         send = torch.full((size * n,), rank % 251, dtype=torch.uint8)
         recv = torch.empty(size * n, dtype=torch.uint8)
-        # warm-up, and a call count for about `seconds` per sample, agreed by all ranks
+        # warm-up, and a call count for about `seconds` per sample, agreed by all ranks. The
+        # warm-up count is fixed: a count from each rank's own clock made the ranks disagree on
+        # how many collectives to run, and a rank that finished early waited in all_reduce while
+        # the others waited in all_to_all_single (the hang of earlier runs).
+        warm = 5
         t0 = time.perf_counter()
-        warm = 0
-        while time.perf_counter() - t0 < 0.5 or warm < 3:
+        for _ in range(warm):
             dist.all_to_all_single(recv, send)
-            warm += 1
         per_call = torch.tensor([(time.perf_counter() - t0) / warm], dtype=torch.float64)
         dist.all_reduce(per_call, op=dist.ReduceOp.MAX)
         calls = max(3, int(seconds / per_call.item()))

@@ -28,7 +28,7 @@ import io.efabench.harness.WriteRounds;
  * {@code requests} write requests per target (one thread per block, once the block's data is
  * ready) into a ring in mapped pinned host memory; a Java proxy thread drains the ring and posts
  * the writes with immediate data. Timed from the launch until the kernel finished and every
- * target saw every immediate of the round. Metrics are Write's; {@code -p config=...,SingleDMA,MultiDMA}
+ * target saw every immediate of the round (the kernel's exit overlaps the next launch). Metrics are Write's; {@code -p config=...,SingleDMA,MultiDMA}
  * adds the direct baseline (the host posts the same round itself) to the same table.
  */
 @State(Scope.Benchmark)
@@ -47,8 +47,11 @@ public class ProxyBenchmark extends FabricBenchmark {
     @Param({"64K", "1M", "8M", "16M", "32M", "64M", "128M", "256M", "512M", "1G"})
     public String size;
 
-    /** Requests per target and round, each size / requests bytes. */
-    @Param({"16"})
+    /**
+     * Requests per target and round, each size / requests bytes. 1 is the seed's request (the
+     * whole buffer); more show blocking against NBI within a round.
+     */
+    @Param({"1"})
     public int requests;
 
     /** Producer blocks: block b pushes requests b, b + grid, ... (1: one pusher, the seed's). */

@@ -18,8 +18,8 @@ import io.efabench.proxy.RequestRing;
  * {@code size / requests} bytes, pushed into the request ring by one thread per block once the
  * block's data is ready; the proxy thread ({@link ProxyLoop}) posts the writes. Blocking configs
  * quiet after every push, NBI configs once at the end of the round. The invocation ends when the
- * kernel has finished and every target acked the round (it counted every write's immediate data
- * against the leader's plan): one unpipelined round, so {@code lat_us} is a latency.
+ * target acked the round (it counted every write's immediate data against the leader's plan): one
+ * unpipelined round, so {@code lat_us} is a latency.
  *
  * <p>Checked round: the kernel fills each chunk with the pattern of (rank 0, target, round)
  * before pushing it ({@code FLAG_FILL}), and every target checks every byte on its GPU.
@@ -178,17 +178,23 @@ public final class ProxyRounds implements Rounds {
 
     // ---- leader -------------------------------------------------------------------------
 
+    /**
+     * Launch, then wait until every target acked the round. The kernel's own exit (its last
+     * quiet returning, the stream going idle: ~5 us more on an H200) is not waited for: the next
+     * launch queues behind it on the stream, and the iteration's end waits for it.
+     */
     @Override
     public void leaderRound() {
         long r = ++round;
         launch(DATA, r, nbi ? ProxyKernels.FLAG_NBI : 0, 0);
-        awaitRound(r, true);
+        awaitAcks(r);
     }
 
     @Override
     public void leaderWarmRound() {
         t.gpu.context.makeCurrent(); // JMH may run an iteration on another thread than the last one
         leaderRound();
+        awaitKernel(round);
     }
 
     private void launch(int kind, long r, int flags, int corrupt) {
@@ -200,17 +206,20 @@ public final class ProxyRounds implements Rounds {
                 flags | (fill ? ProxyKernels.FLAG_FILL : 0), corrupt, kernelTimeoutNanos);
     }
 
-    /** Waits for every target's ack of round {@code r} (when {@code acks}) and for the kernel to finish. */
-    private void awaitRound(long r, boolean acks) {
+    /** Waits for every target's ack of round {@code r}. */
+    private void awaitAcks(long r) {
         deadline.start();
-        if (acks) {
-            for (int k = 1; k < t.size; k++) {
-                while (proxy.acked.get(k) < r) {
-                    checkProxy(r);
-                    deadline.check("waiting for the ack of a proxy write round", k, r);
-                }
+        for (int k = 1; k < t.size; k++) {
+            while (proxy.acked.get(k) < r) {
+                checkProxy(r);
+                deadline.check("waiting for the ack of a proxy write round", k, r);
             }
         }
+    }
+
+    /** Waits for the producer kernels launched so far to finish. */
+    private void awaitKernel(long r) {
+        deadline.start();
         while (!t.gpu.stream.isIdle()) {
             checkProxy(r);
             deadline.check("waiting for the producer kernel to finish", t.size == 2 ? 1 : -1, r);
@@ -231,11 +240,12 @@ public final class ProxyRounds implements Rounds {
 
     @Override
     public void leaderEndIteration() {
+        t.gpu.context.makeCurrent();
+        awaitKernel(round);
         t.signalEnd(round);
         t.barrier("targets cleared for the checked proxy round");
-        t.gpu.context.makeCurrent();
         launch(CHECK, round, (nbi ? ProxyKernels.FLAG_NBI : 0) | ProxyKernels.FLAG_FILL, corruptField);
-        awaitRound(round, false);
+        awaitKernel(round);
         t.verdicts("proxy checked round " + round, null);
     }
 

@@ -81,7 +81,7 @@ class ProxyIT {
     }
 
     /**
-     * A 64-cell ring under 128 x 256 producer threads: 2^20 requests wrap it 16384 times, and
+     * A 64-cell ring under 4 x 256 producer threads: 2^20 requests wrap it 16384 times, and
      * nearly every producer waits on a full ring (back-pressure); every request gets through.
      */
     @Test
