@@ -67,6 +67,10 @@ public final class JmhResults {
         return results;
     }
 
+    /** JMH's scorePercentiles keys and the names they are read as. */
+    static final String[][] SCORE_PERCENTILES = {
+        {"50.0", "score_p50"}, {"90.0", "score_p90"}, {"99.0", "score_p99"}, {"99.9", "score_p999"}};
+
     private static JmhResult entry(JsonObject o) {
         String benchmark = required(o, "benchmark").getAsString();
         String mode = required(o, "mode").getAsString();
@@ -83,8 +87,18 @@ public final class JmhResults {
             params.put("grid", shape.substring(0, x));
             params.put("block", shape.substring(x + 1));
         }
-        JmhResult.Metric primary = metric(required(o, "primaryMetric").getAsJsonObject());
+        JsonObject primaryJson = required(o, "primaryMetric").getAsJsonObject();
+        JmhResult.Metric primary = metric(primaryJson);
         Map<String, JmhResult.Metric> secondary = new LinkedHashMap<>();
+        // Sample mode: JMH's percentiles of the primary, as score_p50 .. score_p999 (same unit).
+        if (mode.equals("sample") && primaryJson.has("scorePercentiles")) {
+            JsonObject pct = primaryJson.getAsJsonObject("scorePercentiles");
+            for (String[] p : SCORE_PERCENTILES) {
+                if (pct.has(p[0])) {
+                    secondary.put(p[1], new JmhResult.Metric(number(pct.get(p[0])), Double.NaN, primary.unit()));
+                }
+            }
+        }
         if (o.has("secondaryMetrics")) {
             for (var m : o.getAsJsonObject("secondaryMetrics").entrySet()) {
                 secondary.put(m.getKey(), metric(m.getValue().getAsJsonObject()));

@@ -20,14 +20,10 @@ public final class Table {
 
     /** Heading, fixed params and the table of one experiment. */
     public static String render(Experiment e) {
-        StringBuilder out = new StringBuilder();
-        out.append("## ").append(e.shortName()).append(" (").append(e.mode()).append(")\n");
-        if (!e.fixed().isEmpty()) {
-            List<String> fixed = new ArrayList<>();
-            e.fixed().forEach((k, v) -> fixed.add(k + "=" + v));
-            out.append("params: ").append(String.join(", ", fixed)).append('\n');
+        if (!hasMetric(e, "gbps")) {
+            return renderScores(e);
         }
-        out.append('\n');
+        StringBuilder out = heading(e);
         List<List<String>> rows = new ArrayList<>();
         boolean pct = hasPercentiles(e);
         List<String> header = new ArrayList<>(List.of("Size", "Count"));
@@ -52,6 +48,49 @@ public final class Table {
             rows.add(row);
         }
         return out.append(markdown(rows)).toString();
+    }
+
+    /**
+     * A benchmark that moves no payload (ProxyQueueBenchmark: requests/s, a round trip's time):
+     * one row per column group with JMH's own score, error and unit, and in sample mode JMH's
+     * percentiles of it.
+     */
+    private static String renderScores(Experiment e) {
+        StringBuilder out = heading(e);
+        boolean pct = hasMetric(e, "score_p50");
+        List<List<String>> rows = new ArrayList<>();
+        List<String> header = new ArrayList<>(List.of("Config", "Size", "Score", "Error", "Unit"));
+        if (pct) header.addAll(List.of("p50", "p90", "p99", "p99.9"));
+        rows.add(header);
+        for (String group : e.groups()) {
+            for (long size : e.sizes()) {
+                JmhResult r = e.cell(group, size);
+                if (r == null) continue;
+                List<String> row = new ArrayList<>(List.of(group, size < 0 ? MISSING : Sizes.label(size),
+                        format(r, "score", "%.3f"), Double.isFinite(r.primary().error())
+                                ? String.format(Locale.ROOT, "%.3f", r.primary().error()) : MISSING, r.primary().unit()));
+                if (pct) {
+                    for (String m : List.of("score_p50", "score_p90", "score_p99", "score_p999")) row.add(format(r, m, "%.3f"));
+                }
+                rows.add(row);
+            }
+        }
+        return out.append(markdown(rows, 1)).toString();
+    }
+
+    private static StringBuilder heading(Experiment e) {
+        StringBuilder out = new StringBuilder();
+        out.append("## ").append(e.shortName()).append(" (").append(e.mode()).append(")\n");
+        if (!e.fixed().isEmpty()) {
+            List<String> fixed = new ArrayList<>();
+            e.fixed().forEach((k, v) -> fixed.add(k + "=" + v));
+            out.append("params: ").append(String.join(", ", fixed)).append('\n');
+        }
+        return out.append('\n');
+    }
+
+    private static boolean hasMetric(Experiment e, String metric) {
+        return e.cells().values().stream().flatMap(m -> m.values().stream()).anyMatch(r -> r.metric(metric) != null);
     }
 
     /** Whether any result of the experiment has the latency percentiles (sample mode, one latency per sample). */

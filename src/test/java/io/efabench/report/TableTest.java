@@ -74,4 +74,17 @@ class TableTest {
         Experiment write = Experiment.of(JmhResults.read(file)).getFirst();
         assertEquals(List.of("SinglePin/channels=1", "MultiPin/channels=4"), write.groups());
     }
+
+    /** A benchmark without payload metrics (the proxy's queue) gets JMH's score, unit and sample percentiles. */
+    @Test
+    void queueTableShowsScoresAndSamplePercentiles() throws Exception {
+        List<Experiment> queue = Experiment.of(JmhResults.read(Fixtures.runDir("real-proxyqueue-h200.json", tmp)));
+        String flood = Table.render(queue.get(0));
+        assertTrue(flood.contains("| flood  |    - | 29663407.548 |"), flood);
+        assertTrue(flood.contains("ops/s"), flood);
+        String rtt = Table.render(queue.get(1));
+        assertTrue(rtt.contains("| Config    | Size |  Score | Error |  Unit |    p50 |    p90 |    p99 |  p99.9 |"), rtt);
+        assertTrue(rtt.contains("| roundTrip |    - | 12.597 |"), rtt);
+        assertTrue(rtt.contains("| 12.496 |"), rtt);
+    }
 }
