@@ -108,8 +108,11 @@ public final class FabricTrial implements AutoCloseable {
                 channels[c] = Channel.open(discovery, nicOf[c], 4096);
             }
             peer = exchangeAddresses();
-            if (rank == 0 && NicPath.isNicProvider(discovery.provider())) {
-                nicCounters = NicCounters.of(Sysfs.system(),
+            // Test hook EFABENCH_TEST_SYSFS_ROOT: the counters of a fixture sysfs tree, for any provider
+            // (tcp and shm have no RDMA counters), so a test sees nic_bytes_ratio reach the results.
+            String counterRoot = System.getenv("EFABENCH_TEST_SYSFS_ROOT");
+            if (rank == 0 && (counterRoot != null || NicPath.isNicProvider(discovery.provider()))) {
+                nicCounters = NicCounters.of(counterRoot != null ? new Sysfs(java.nio.file.Path.of(counterRoot)) : Sysfs.system(),
                         java.util.Arrays.stream(nicOf).map(NicInfo::domainName).distinct().toList()).orElse(null);
             }
         } catch (RuntimeException e) {

@@ -77,6 +77,35 @@ class ChecksIT {
         assertAllFail(r, "rank 0: corrupted byte at offset 777 of round \\d+ from rank 2");
     }
 
+    /**
+     * nic_bytes_ratio reaches rank 0's results when its NICs have byte counters: a fixture sysfs
+     * tree (EFABENCH_TEST_SYSFS_ROOT) gives every tcp NIC EFA-style counters that do not move, so
+     * the ratio is 0; without counters the metric is absent. Fails if FabricTrial stops reading the
+     * counters around an iteration or stops publishing the ratio.
+     */
+    @Test
+    void nicBytesRatioIsReportedWhenTheNicsHaveCounters() throws Exception {
+        Path sysfs = tmp.resolve("sysfs");
+        try (io.efabench.fabric.Discovery d = io.efabench.fabric.Discovery.discover(false, "tcp")) {
+            for (io.efabench.fabric.NicInfo nic : d.nics()) {
+                Path port = sysfs.resolve("class/infiniband").resolve(nic.domainName()).resolve("ports/1/hw_counters");
+                java.nio.file.Files.createDirectories(port);
+                java.nio.file.Files.writeString(port.resolve("tx_bytes"), "1000\n");
+                java.nio.file.Files.writeString(port.resolve("rx_bytes"), "2000\n");
+            }
+        }
+        List<String> args = Ranks.quick("WriteBenchmark", "-p", "size=64K", "-p", "config=SinglePin", "-p", "completion=local");
+        com.google.gson.JsonObject with = Ranks.start(tmp.resolve("with"), 2, "tcp", args,
+                (rank, cmd, env) -> env.put("EFABENCH_TEST_SYSFS_ROOT", sysfs.toString())).awaitClean(180)
+                .get(0).getAsJsonObject().getAsJsonObject("secondaryMetrics");
+        assertTrue(with.has("nic_bytes_ratio"), "no nic_bytes_ratio with counters: " + with);
+        double ratio = with.getAsJsonObject("nic_bytes_ratio").get("score").getAsDouble();
+        assertTrue(ratio == 0.0, "fixture counters do not move, so the ratio is 0, not " + ratio);
+        com.google.gson.JsonObject without = Ranks.start(tmp.resolve("without"), 2, "tcp", args, null).awaitClean(180)
+                .get(0).getAsJsonObject().getAsJsonObject("secondaryMetrics");
+        assertTrue(!without.has("nic_bytes_ratio"), "nic_bytes_ratio without counters: " + without);
+    }
+
     private static void assertAllFail(Ranks r, String regex) throws Exception {
         Integer[] codes = r.await(240);
         String logs = r.allLogs();
