@@ -37,7 +37,9 @@ class ChecksIT {
                 env.put("EFABENCH_TEST_SWAP_TARGETS", "1");
             }
         });
-        assertAllFail(r, "rank [12]: corrupted byte at offset 0 of round \\d+ from rank 0");
+        // The first word differs; its lowest byte has bit 0 set in every pattern, so 1 in 128 times it
+        // matches and the first bad byte is 1, 2 or 3 (CI saw offset 1 once).
+        assertAllFail(r, "rank [12]: corrupted byte at offset [0-3] of round \\d+ from rank 0");
     }
 
     /**
