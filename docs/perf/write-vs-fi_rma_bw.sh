@@ -3,6 +3,8 @@
 # same provider (shm), same library (/opt/libfabric-2.6 for both, through LD_LIBRARY_PATH), same
 # machine, run back to back; window=W next to -W W. Prints one line per (window, size, tool): the
 # payload bandwidth in Gbps (fi_rma_bw's MB/sec x 8 / 1000; our gbps), then our/fi_rma_bw.
+# Both post writes up to the provider's inject size (shm: 4 KiB) with fi_inject_writedata (ours:
+# WriteBenchmark's default -p inject=true), larger ones with a completion.
 # Each side of both tools is pinned to its own CPU (server/rank 1 on CPU 1, client/rank 0 on CPU 0).
 # fabtests need -E (out-of-band address exchange) for shm on one host; the client is started once
 # the server listens, and the script waits for the server by its pid.

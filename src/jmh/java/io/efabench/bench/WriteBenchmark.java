@@ -69,6 +69,14 @@ public class WriteBenchmark extends FabricBenchmark {
     @Param({"64"})
     public int window;
 
+    /**
+     * true: writes of host memory that fit the provider's inject size (shm: 4 KiB) go out with
+     * fi_inject_writedata and are complete once posted, as fi_rma_bw posts them; false: every
+     * write with a completion to reap.
+     */
+    @Param({"true"})
+    public boolean inject;
+
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
         boolean remote = switch (completion) {
@@ -78,7 +86,7 @@ public class WriteBenchmark extends FabricBenchmark {
         };
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, config.memory);
-        rounds = trial.rounds(t -> new WriteRounds(t, config.layout, remote, bytes, window));
+        rounds = trial.rounds(t -> new WriteRounds(t, config.layout, remote, bytes, window, inject));
     }
 
     @Benchmark

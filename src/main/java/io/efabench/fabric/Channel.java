@@ -72,6 +72,16 @@ public final class Channel implements AutoCloseable {
             FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG),
             Linker.Option.critical(false));
 
+    /**
+     * ssize_t (*)(struct fid_ep *, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
+     * uint64_t addr, uint64_t key): ops->rma.injectdata. The buffer pointer is passed as a long
+     * (the same integer register under the C ABI), so a call makes no segment.
+     */
+    private static final MethodHandle INJECT_DATA = Linker.nativeLinker().downcallHandle(
+            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+                    ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
+            Linker.Option.critical(false));
+
     private static final long IOV_BASE = iovec.iov_base$offset();
     private static final long IOV_LEN = iovec.iov_len$offset();
     private static final long MSG_ADDR = fi_msg.addr$offset();
@@ -109,6 +119,7 @@ public final class Channel implements AutoCloseable {
     private MemorySegment sendFn;
     private MemorySegment recvFn;
     private MemorySegment writeFn;
+    private MemorySegment injectDataFn;
     private MemorySegment cqReadFn;
     private MemorySegment cqReadErrFn;
     private MemorySegment cqStrerrorFn;
@@ -249,6 +260,7 @@ public final class Channel implements AutoCloseable {
             sendFn = fi_ops_msg.sendmsg(fid_ep.msg(ep).reinterpret(fi_ops_msg.sizeof()));
             recvFn = fi_ops_msg.recvmsg(fid_ep.msg(ep).reinterpret(fi_ops_msg.sizeof()));
             writeFn = fi_ops_rma.writemsg(fid_ep.rma(ep).reinterpret(fi_ops_rma.sizeof()));
+            injectDataFn = fi_ops_rma.injectdata(fid_ep.rma(ep).reinterpret(fi_ops_rma.sizeof()));
 
             Fi.bind("fi_ep_bind(cq)" + where, ep, cq, Fi.TRANSMIT | Fi.RECV);
             Fi.bind("fi_ep_bind(av)" + where, ep, av, 0);
@@ -545,6 +557,29 @@ public final class Channel implements AutoCloseable {
         writeMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
         writeMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_DATA, data);
         return posted(call(writeFn, ep, writeMsg, flags(withData)), "fi_writemsg", ctx);
+    }
+
+    /**
+     * {@code fi_inject_writedata}: an RMA write with immediate data that generates no local
+     * completion; the source may be reused as soon as this returns 0 (what fi_rma_bw posts for
+     * every write that fits the inject size). Host memory only, {@code len} at most
+     * {@link NicInfo#injectSize()}. Returns 0 or {@code -FI_EAGAIN}.
+     */
+    public int tryInjectWrite(MemoryRegion mr, long off, long len, long dest, RemoteRegion target, long targetOffset,
+                              long data) {
+        checkLocal(mr, off, len);
+        if (len > nic.injectSize() || targetOffset < 0 || len > target.length() - targetOffset) {
+            throw new IndexOutOfBoundsException("inject write of " + len + " bytes at offset " + targetOffset
+                    + ": inject size " + nic.injectSize() + ", remote region " + target.length() + " bytes");
+        }
+        long rc;
+        try {
+            rc = (long) INJECT_DATA.invokeExact(injectDataFn, ep, mr.address() + off, len, data, dest,
+                    target.base() + targetOffset, target.key());
+        } catch (Throwable t) {
+            throw new AssertionError("downcall failed", t);
+        }
+        return posted(rc, "fi_inject_writedata", -1);
     }
 
     /**

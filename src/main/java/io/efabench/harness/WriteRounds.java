@@ -83,6 +83,12 @@ public final class WriteRounds implements Rounds {
     private final long[] opOffset;
     private final long[] opLen;
     private final int[] opStart;
+    /**
+     * Op i goes out with fi_inject_writedata: host memory and at most the channel's inject size,
+     * the rule fi_rma_bw follows (benchmark_shared.c: transfer_size <= inject_size, never with
+     * HMEM). An injected write generates no local completion: it is complete once posted.
+     */
+    private final boolean[] injectOp;
     private final int[] targets;
     private final long[] acked;
 
@@ -99,10 +105,16 @@ public final class WriteRounds implements Rounds {
 
     private long round;
     private int txPending;
+    private int injectedSincePoll;
     /** The target the leader is posting to or waiting for; -1 while writes to several are in flight. */
     private int peerInFlight = -1;
 
     public WriteRounds(FabricTrial t, Layout layout, boolean remote, long size, int window) {
+        this(t, layout, remote, size, window, true);
+    }
+
+    /** {@code inject}: post writes that fit the inject size with fi_inject_writedata (as fi_rma_bw does). */
+    public WriteRounds(FabricTrial t, Layout layout, boolean remote, long size, int window, boolean inject) {
         this.t = t;
         this.layout = layout;
         this.remote = remote;
@@ -137,6 +149,10 @@ public final class WriteRounds implements Rounds {
         for (int i = 0; i < n; i++) {
             opPeer[i] = (int) ops[0][i];
             opChannel[i] = (int) ops[1][i];
+        }
+        injectOp = new boolean[n];
+        for (int i = 0; i < n; i++) {
+            injectOp[i] = inject && t.memory() == MemoryKind.HOST && opLen[i] <= t.channels[opChannel[i]].nic().injectSize();
         }
         int groups = (int) ops[4][0];
         opStart = new int[groups + 1];
@@ -372,6 +388,10 @@ public final class WriteRounds implements Rounds {
     private void post(int i, int kind, long r, int peer) {
         peerInFlight = layout == Layout.ROUND_ROBIN ? -1 : peer;
         int c = opChannel[i];
+        if (injectOp[i]) {
+            inject(i, kind, r, peer);
+            return;
+        }
         if (freeTop[c] == 0) {
             deadline.start();
             while (freeTop[c] == 0) {
@@ -392,6 +412,29 @@ public final class WriteRounds implements Rounds {
             }
         }
         txPending++;
+    }
+
+    /**
+     * Posts op i with fi_inject_writedata: no context, no completion to reap. The provider still
+     * needs its progress to recycle inject buffers (shm frees one when the peer's response comes
+     * back), so every half window of injected writes reads the CQs once.
+     */
+    private void inject(int i, int kind, long r, int peer) {
+        if (++injectedSincePoll >= Math.max(1, window / 2)) {
+            injectedSincePoll = 0;
+            progress();
+        }
+        int c = opChannel[i];
+        Channel ch = t.channels[c];
+        long data = ((long) kind << 28) | (r & ROUND_BITS);
+        long len = kind == CHECK && skipClear ? Math.min(64, opLen[i]) : opLen[i];
+        if (ch.tryInjectWrite(srcMr[c], opOffset[i], len, t.peer[peer][c], dstOf[peer][c], opOffset[i], data) != 0) {
+            deadline.start();
+            while (ch.tryInjectWrite(srcMr[c], opOffset[i], len, t.peer[peer][c], dstOf[peer][c], opOffset[i], data) != 0) {
+                progress();
+                deadline.check("posting an injected write", peer, r);
+            }
+        }
     }
 
     private void awaitTx() {

@@ -43,6 +43,28 @@ class ChecksIT {
     }
 
     /**
+     * Small writes go out with fi_inject_writedata (no local completion): they still land at the
+     * right target, verified (a clean run), and a swapped target is still caught.
+     */
+    @Test
+    void injectedWritesVerifyAndAWrongTargetIsCaught() throws Exception {
+        List<String> small = Ranks.quick("WriteBenchmark", "-p", "size=64,4K", "-p", "channels=1", "-p", "completion=local,remote",
+                "-p", "window=64", "-p", "config=SinglePin,RoundRobinPin");
+        com.google.gson.JsonArray clean = Ranks.start(tmp.resolve("clean"), 3, "shm", small, null).awaitClean(240);
+        for (var e : clean) {
+            var s = e.getAsJsonObject().getAsJsonObject("secondaryMetrics");
+            assertTrue(s.getAsJsonObject("checked_rounds").get("score").getAsDouble() >= 1, e.toString());
+        }
+        Ranks r = Ranks.start(tmp.resolve("swapped"), 3, "shm", Ranks.quick("WriteBenchmark", "-p", "size=4K",
+                "-p", "completion=local", "-p", "config=SinglePin"), (rank, cmd, env) -> {
+                    if (rank == 0) {
+                        env.put("EFABENCH_TEST_SWAP_TARGETS", "1");
+                    }
+                });
+        assertAllFail(r, "rank [12]: corrupted byte at offset [0-3] of round \\d+ from rank 0");
+    }
+
+    /**
      * Targets skip the clear and the checked writes land only their first 64 bytes: the rest is stale data
      * from earlier rounds, and the check against this round's pattern must see it.
      */
