@@ -9,7 +9,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -20,9 +19,6 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 
-import io.efabench.fabric.Discovery;
-import io.efabench.fabric.FabricException;
-import io.efabench.harness.TrialGpu;
 
 /**
  * Device memory over the fabric, for real: ranks sharing this machine's GPU over shm (a
@@ -37,14 +33,7 @@ class DeviceFabricIT {
 
     @BeforeAll
     static void needsAGpuAndHmem() {
-        Assumptions.assumeTrue(TrialGpu.present(), "no GPU visible here: device memory runs on a GPU machine");
-        String reason = null;
-        try {
-            Discovery.discover(true, "shm").close();
-        } catch (FabricException e) {
-            reason = e.getMessage();
-        }
-        Assumptions.assumeTrue(reason == null, "this libfabric's shm offers no FI_HMEM (build one with CUDA): " + reason);
+        Ranks.assumeGpuWithHmem("device memory");
     }
 
     @ParameterizedTest(name = "{0} ranks sharing one GPU over shm")

@@ -7,7 +7,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,9 +18,6 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 
-import io.efabench.fabric.Discovery;
-import io.efabench.fabric.FabricException;
-import io.efabench.harness.TrialGpu;
 
 /**
  * The proxy experiment for real: ranks sharing this machine's GPU over shm (a libfabric built
@@ -36,14 +32,7 @@ class ProxyIT {
 
     @BeforeAll
     static void needsAGpuAndHmem() {
-        Assumptions.assumeTrue(TrialGpu.present(), "no GPU visible here: the proxy experiment runs on a GPU machine");
-        String reason = null;
-        try {
-            Discovery.discover(true, "shm").close();
-        } catch (FabricException e) {
-            reason = e.getMessage();
-        }
-        Assumptions.assumeTrue(reason == null, "this libfabric's shm offers no FI_HMEM (build one with CUDA): " + reason);
+        Ranks.assumeGpuWithHmem("the proxy experiment");
     }
 
     @ParameterizedTest(name = "{0} ranks sharing one GPU over shm")

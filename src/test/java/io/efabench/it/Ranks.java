@@ -27,6 +27,23 @@ final class Ranks {
         this.dir = dir;
     }
 
+    /**
+     * Skips the calling test class, with the reason, unless a GPU is visible and this libfabric's
+     * shm offers FI_HMEM (a build with CUDA): the device-memory and proxy ITs run on a GPU machine.
+     */
+    static void assumeGpuWithHmem(String what) {
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.efabench.harness.TrialGpu.present(),
+                "no GPU visible here: " + what + " runs on a GPU machine");
+        String reason = null;
+        try {
+            io.efabench.fabric.Discovery.discover(true, "shm").close();
+        } catch (io.efabench.fabric.FabricException e) {
+            reason = e.getMessage();
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(reason == null,
+                "this libfabric's shm offers no FI_HMEM (build one with CUDA): " + reason);
+    }
+
     /** Quick JMH settings for tests: one fork, one short warmup and measurement iteration. */
     static List<String> quick(String... args) {
         List<String> a = new ArrayList<>(List.of(args));
