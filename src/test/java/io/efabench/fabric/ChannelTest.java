@@ -165,6 +165,38 @@ class ChannelTest {
                 "bytes outside the written range changed");
     }
 
+    /** fi_inject_writedata: the bytes and the immediate land, and the sender sees no completion for it. */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void injectedWriteLandsWithoutALocalCompletion(String provider) {
+        open(provider);
+        int size = (int) Math.min(64, a.nic().injectSize());
+        assumeTrue(size > 0, provider + " injects nothing (inject_size 0)");
+        int at = 128;
+        MemoryRegion src = a.register(pattern(size, 5));
+        MemoryRegion dst = b.register(arena.allocate(at + size + 64, 4096));
+        MemoryRegion spare = b.register(arena.allocate(64));
+        RemoteRegion target = dst.remote();
+        if (b.rxCqDataConsumesRecv()) {
+            post("recv for the immediate", () -> b.tryRecv(spare, 0, 64, 1));
+        }
+        post("inject write", () -> a.tryInjectWrite(src, 0, size, aToB, target, at, 0xbeef));
+
+        pumpUntil("remote CQ data of the injected write", () -> !seenB.isEmpty());
+        for (int i = 0; i < 1000; i++) {
+            progress(); // a late local completion would show here
+        }
+        assertTrue(seenA.isEmpty(), "an injected write generates no local completion: " + seenA);
+        Seen notified = seenB.getFirst();
+        assertTrue(notified.remoteWrite() && notified.remoteData(), "b: expected FI_REMOTE_WRITE with data: " + notified);
+        assertEquals(0xbeef, notified.data(), "remote CQ data");
+        assertArrayEquals(src.segment().toArray(ValueLayout.JAVA_BYTE),
+                dst.segment().asSlice(at, size).toArray(ValueLayout.JAVA_BYTE), "injected bytes");
+        assertThrows(IndexOutOfBoundsException.class,
+                () -> a.tryInjectWrite(src, 0, a.nic().injectSize() + 1, aToB, target, 0, 0),
+                "more than the inject size is refused before the provider");
+    }
+
     private static boolean isZero(MemorySegment s) {
         for (long i = 0; i < s.byteSize(); i++) {
             if (s.get(ValueLayout.JAVA_BYTE, i) != 0) {
