@@ -78,9 +78,7 @@ public class ProxyBenchmark extends FabricBenchmark {
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, MemoryKind.DEVICE);
         if (config.direct) {
-            WriteRounds.Layout layout = config.layout == ProxyRounds.Layout.SINGLE
-                    ? WriteRounds.Layout.SINGLE : WriteRounds.Layout.MULTI;
-            rounds = trial.rounds(t -> new WriteRounds(t, layout, true, bytes, 1));
+            rounds = trial.rounds(t -> new WriteRounds(t, config.layout, true, bytes, 1));
         } else {
             rounds = trial.rounds(t -> new ProxyRounds(t, config.layout, config.nbi, bytes, requests, grid, block, fill));
         }

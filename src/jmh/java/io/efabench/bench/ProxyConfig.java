@@ -1,6 +1,6 @@
 package io.efabench.bench;
 
-import io.efabench.harness.ProxyRounds.Layout;
+import io.efabench.harness.WriteRounds.Layout;
 
 /**
  * ProxyBenchmark's configs, the seed's names: one channel or every channel (each request's bytes

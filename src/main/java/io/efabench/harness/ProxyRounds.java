@@ -25,9 +25,6 @@ import io.efabench.proxy.RequestRing;
  * before pushing it ({@code FLAG_FILL}), and every target checks every byte on its GPU.
  */
 public final class ProxyRounds implements Rounds {
-    /** Layouts of the seed's configs: one channel, or each request striped over every channel. */
-    public enum Layout { SINGLE, MULTI }
-
     /** Most requests per target and round: a target keeps that many receives posted per channel. */
     public static final int MAX_REQUESTS = 256;
     static final int RING_CELLS = 1024;
@@ -39,7 +36,8 @@ public final class ProxyRounds implements Rounds {
     private static final int ACK_CTX = 0;
 
     private final FabricTrial t;
-    private final Layout layout;
+    /** WriteRounds' SINGLE (one channel) or MULTI (each request striped over every channel). */
+    private final WriteRounds.Layout layout;
     private final boolean nbi;
     private final boolean fill;
     private final long size;
@@ -69,7 +67,7 @@ public final class ProxyRounds implements Rounds {
 
     private long round;
 
-    public ProxyRounds(FabricTrial t, Layout layout, boolean nbi, long size, int requests, int grid, int block,
+    public ProxyRounds(FabricTrial t, WriteRounds.Layout layout, boolean nbi, long size, int requests, int grid, int block,
             boolean fill) {
         this.t = t;
         this.layout = layout;
@@ -80,6 +78,9 @@ public final class ProxyRounds implements Rounds {
         this.deadline = new Deadline(t.group, t.timeout);
         if (t.gpu == null) {
             throw new BenchmarkSetupException("the proxy experiment needs a GPU on every rank");
+        }
+        if (layout == WriteRounds.Layout.ROUND_ROBIN) {
+            throw new BenchmarkSetupException("the proxy experiment has Single and Multi layouts, not RoundRobin");
         }
         if (requests < 1 || requests > MAX_REQUESTS) {
             throw new BenchmarkSetupException("requests=" + requests + ": must be from 1 to " + MAX_REQUESTS);
@@ -96,7 +97,7 @@ public final class ProxyRounds implements Rounds {
         MemoryRegion[] srcMr = src.regions();
         RemoteRegion[][] dstOf = t.exchange("proxy target regions", dst.regions());
 
-        int channelHint = layout == Layout.MULTI ? ProxyLoop.ALL_CHANNELS : 0;
+        int channelHint = layout == WriteRounds.Layout.MULTI ? ProxyLoop.ALL_CHANNELS : 0;
         long[] maxWrite = new long[t.channels.length];
         for (int c = 0; c < maxWrite.length; c++) {
             maxWrite[c] = ProxyLoop.writeLimit(t.maxMessageSize(c));
@@ -161,7 +162,7 @@ public final class ProxyRounds implements Rounds {
 
     @Override
     public double linkGbps() {
-        if (layout == Layout.SINGLE) {
+        if (layout == WriteRounds.Layout.SINGLE) {
             return t.linkGbps(0);
         }
         int[] all = new int[t.channels.length];

@@ -388,8 +388,10 @@ public final class WriteRounds implements Rounds {
     private void post(int i, int kind, long r, int peer) {
         peerInFlight = layout == Layout.ROUND_ROBIN ? -1 : peer;
         int c = opChannel[i];
+        long data = ((long) kind << 28) | (r & ROUND_BITS);
+        long len = kind == CHECK && skipClear ? Math.min(64, opLen[i]) : opLen[i];
         if (injectOp[i]) {
-            inject(i, kind, r, peer);
+            inject(i, len, data, r, peer);
             return;
         }
         if (freeTop[c] == 0) {
@@ -401,8 +403,6 @@ public final class WriteRounds implements Rounds {
         }
         int ctx = freeCtx[c][--freeTop[c]];
         Channel ch = t.channels[c];
-        long data = ((long) kind << 28) | (r & ROUND_BITS);
-        long len = kind == CHECK && skipClear ? Math.min(64, opLen[i]) : opLen[i];
         if (ch.tryWrite(srcMr[c], opOffset[i], len, t.peer[peer][c], dstOf[peer][c], opOffset[i], data, true, ctx) != 0) {
             deadline.start();
             while (ch.tryWrite(srcMr[c], opOffset[i], len, t.peer[peer][c], dstOf[peer][c], opOffset[i], data, true,
@@ -415,19 +415,17 @@ public final class WriteRounds implements Rounds {
     }
 
     /**
-     * Posts op i with fi_inject_writedata: no context, no completion to reap. The provider still
-     * needs its progress to recycle inject buffers (shm frees one when the peer's response comes
-     * back), so every half window of injected writes reads the CQs once.
+     * Posts {@code len} bytes of op i with fi_inject_writedata: no context, no completion to
+     * reap. The provider still needs its progress to recycle inject buffers (shm frees one when
+     * the peer's response comes back), so every half window of injected writes reads the CQs once.
      */
-    private void inject(int i, int kind, long r, int peer) {
+    private void inject(int i, long len, long data, long r, int peer) {
         if (++injectedSincePoll >= Math.max(1, window / 2)) {
             injectedSincePoll = 0;
             progress();
         }
         int c = opChannel[i];
         Channel ch = t.channels[c];
-        long data = ((long) kind << 28) | (r & ROUND_BITS);
-        long len = kind == CHECK && skipClear ? Math.min(64, opLen[i]) : opLen[i];
         if (ch.tryInjectWrite(srcMr[c], opOffset[i], len, t.peer[peer][c], dstOf[peer][c], opOffset[i], data) != 0) {
             deadline.start();
             while (ch.tryInjectWrite(srcMr[c], opOffset[i], len, t.peer[peer][c], dstOf[peer][c], opOffset[i], data) != 0) {

@@ -15,6 +15,11 @@ import io.efabench.cuda.PinnedHostBuffer;
  */
 public final class Mailbox implements AutoCloseable {
     public static final int RTT_SLOTS = 4096;
+    /** Status codes: proxy.cu's ST_* (ProxyKernelsTest compares them). */
+    static final int RING_FULL = 1;
+    static final int QUIET = 2;
+    static final int ABORTED = 3;
+    static final int IDLE = 4;
     static final long STATUS = 0;
     static final long ABORT = 128;
     static final long DOORBELL = 256;
@@ -48,12 +53,12 @@ public final class Mailbox implements AutoCloseable {
         int code = status();
         return switch (code) {
             case 0 -> null;
-            case 1 -> "the producer kernel gave up pushing request " + statusAt()
+            case RING_FULL -> "the producer kernel gave up pushing request " + statusAt()
                     + ": its ring cell stayed full (the proxy stopped draining the ring)";
-            case 2 -> "the producer kernel gave up waiting for request " + statusAt()
+            case QUIET -> "the producer kernel gave up waiting for request " + statusAt()
                     + " to complete (quiet): the proxy never reported its writes complete";
-            case 3 -> "the producer kernel stopped at request " + statusAt() + ": the host aborted the trial";
-            case 4 -> "the ping kernel saw no doorbell after " + statusAt() + " within its idle timeout";
+            case ABORTED -> "the producer kernel stopped at request " + statusAt() + ": the host aborted the trial";
+            case IDLE -> "the ping kernel saw no doorbell after " + statusAt() + " within its idle timeout";
             default -> "the producer kernel stopped with status " + code;
         };
     }

@@ -57,7 +57,7 @@ public final class Table {
      */
     private static String renderScores(Experiment e) {
         StringBuilder out = heading(e);
-        boolean pct = hasMetric(e, "score_p50");
+        boolean pct = hasMetric(e, JmhResults.SCORE_PERCENTILES[0][1]);
         List<List<String>> rows = new ArrayList<>();
         List<String> header = new ArrayList<>(List.of("Config", "Size", "Score", "Error", "Unit"));
         if (pct) header.addAll(List.of("p50", "p90", "p99", "p99.9"));
@@ -70,7 +70,7 @@ public final class Table {
                         format(r, "score", "%.3f"), Double.isFinite(r.primary().error())
                                 ? String.format(Locale.ROOT, "%.3f", r.primary().error()) : MISSING, r.primary().unit()));
                 if (pct) {
-                    for (String m : List.of("score_p50", "score_p90", "score_p99", "score_p999")) row.add(format(r, m, "%.3f"));
+                    for (String[] p : JmhResults.SCORE_PERCENTILES) row.add(format(r, p[1], "%.3f"));
                 }
                 rows.add(row);
             }
@@ -95,8 +95,7 @@ public final class Table {
 
     /** Whether any result of the experiment has the latency percentiles (sample mode, one latency per sample). */
     static boolean hasPercentiles(Experiment e) {
-        return e.cells().values().stream().flatMap(m -> m.values().stream())
-                .anyMatch(r -> r.metric(PERCENTILES.getFirst()) != null);
+        return hasMetric(e, PERCENTILES.getFirst());
     }
 
     private static String format(JmhResult r, String metric, String pattern) {

@@ -45,4 +45,12 @@ class ProxyKernelsTest {
         assertEquals(ProxyKernels.CORRUPT_OP, define("CORRUPT_OP"));
         assertEquals(1, define("OP_PUT"));
     }
+
+    @Test
+    void statusCodesMatchTheMailbox() {
+        assertEquals(Mailbox.RING_FULL, define("ST_RING_FULL"));
+        assertEquals(Mailbox.QUIET, define("ST_QUIET"));
+        assertEquals(Mailbox.ABORTED, define("ST_ABORTED"));
+        assertEquals(Mailbox.IDLE, define("ST_IDLE"));
+    }
 }
