@@ -87,7 +87,6 @@ public final class FabricTrial implements AutoCloseable {
                     + env.worldSize() + " (source: " + env.source() + "); start it with ./run-jmh.sh --ranks N or under srun/mpirun/torchrun");
         }
         timeout = RankGroup.defaultTimeout();
-        Deadline.yieldWhenIdle(oversubscribed(env));
         group = RankGroup.join(env, TrialKey.of(bp), timeout);
         rank = group.rank();
         size = group.size();
@@ -99,6 +98,7 @@ public final class FabricTrial implements AutoCloseable {
             // Before the channels and buffers exist: binding must precede their first touch.
             locality = TrialLocality.establish(group, timeout, discovery.nics(), gpu != null ? gpu.device.pciBusId() : null,
                     Sysfs.system());
+            Deadline.yieldWhenIdle(yieldWhenIdle(locality.oversubscribed()));
             List<NicInfo> mine = locality.nics;
             int n = requested > 0 ? requested : mine.size();
             channels = new Channel[n];
@@ -127,15 +127,16 @@ public final class FabricTrial implements AutoCloseable {
     }
 
     /**
-     * More ranks on this host than CPUs this process may run on (EFABENCH_YIELD=0/1 overrides):
-     * busy-polling waits then yield ({@link Deadline}), recorded in provenance.
+     * Busy-polling waits yield ({@link Deadline}) when this host's ranks outnumber the CPUs they
+     * may run on together ({@link TrialLocality#oversubscribed}); EFABENCH_YIELD=0/1 overrides.
+     * Recorded in provenance.
      */
-    static boolean oversubscribed(RankEnv env) {
+    static boolean yieldWhenIdle(boolean oversubscribed) {
         String v = System.getenv("EFABENCH_YIELD");
         if (v != null && !v.isBlank()) {
             return v.trim().equals("1");
         }
-        return env.localWorldSize() > Runtime.getRuntime().availableProcessors();
+        return oversubscribed;
     }
 
     /**

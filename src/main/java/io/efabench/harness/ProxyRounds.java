@@ -2,6 +2,7 @@ package io.efabench.harness;
 
 import java.nio.ByteBuffer;
 
+import io.efabench.cuda.CudaStream;
 import io.efabench.cuda.PinnedHostBuffer;
 import io.efabench.fabric.Channel;
 import io.efabench.fabric.Completion;
@@ -51,6 +52,13 @@ public final class ProxyRounds implements Rounds {
 
     // Leader.
     private final ProxyKernels kernels;
+    /**
+     * Rounds launch on these two streams in turn. A round ends at the targets' acks, while its
+     * kernel still waits in its last quiet for the proxy's completions (NBI) and then exits: on one
+     * stream the next launch would queue behind that tail (~5 us on an H200) inside the next timed
+     * round. The acks mean every write of the round landed, so the next kernel may start at once.
+     */
+    private final CudaStream[] streams;
     private final RequestRing ring;
     private final Mailbox mailbox;
     private final ProxyLoop proxy;
@@ -122,6 +130,7 @@ public final class ProxyRounds implements Rounds {
         kernelTimeoutNanos = t.timeout.toNanos();
         if (t.rank != 0) {
             kernels = null;
+            streams = null;
             ring = null;
             mailbox = null;
             proxy = null;
@@ -138,6 +147,9 @@ public final class ProxyRounds implements Rounds {
         t.gpu.context.makeCurrent();
         kernels = new ProxyKernels(t.gpu.context);
         t.own(kernels);
+        CudaStream second = CudaStream.create(t.gpu.context);
+        t.own(second);
+        streams = new CudaStream[] {t.gpu.stream, second};
         mailbox = new Mailbox(t.gpu.context);
         t.own(mailbox);
         PinnedHostBuffer ringMemory = PinnedHostBuffer.allocate(t.gpu.context, RequestRing.bytesFor(RING_CELLS));
@@ -182,7 +194,7 @@ public final class ProxyRounds implements Rounds {
     /**
      * Launch, then wait until every target acked the round. The kernel's own exit (its last
      * quiet returning, the stream going idle: ~5 us more on an H200) is not waited for: the next
-     * launch queues behind it on the stream, and the iteration's end waits for it.
+     * round launches on the other stream ({@link #streams}), and the iteration's end waits for both.
      */
     @Override
     public void leaderRound() {
@@ -203,7 +215,7 @@ public final class ProxyRounds implements Rounds {
         if (why != null) {
             throw new BenchmarkSetupException(why);
         }
-        kernels.put(t.gpu.stream, ring, mailbox, shape, ((long) kind << 28) | (r & ROUND_BITS), r,
+        kernels.put(streams[(int) (r & 1)], ring, mailbox, shape, ((long) kind << 28) | (r & ROUND_BITS), r,
                 flags | (fill ? ProxyKernels.FLAG_FILL : 0), corrupt, kernelTimeoutNanos);
     }
 
@@ -221,7 +233,7 @@ public final class ProxyRounds implements Rounds {
     /** Waits for the producer kernels launched so far to finish. */
     private void awaitKernel(long r) {
         deadline.start();
-        while (!t.gpu.stream.isIdle()) {
+        while (!(streams[0].isIdle() && streams[1].isIdle())) {
             checkProxy(r);
             deadline.check("waiting for the producer kernel to finish", t.size == 2 ? 1 : -1, r);
         }

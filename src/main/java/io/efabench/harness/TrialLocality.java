@@ -3,6 +3,7 @@ package io.efabench.harness;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.BitSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -30,13 +31,19 @@ final class TrialLocality {
     final String gpu;
     /** What binding did, or why it did not happen. */
     final String binding;
+    /** Ranks on this rank's host, and the CPUs they may run on together (after binding). */
+    final int hostRanks;
+    final int hostCpus;
 
-    private TrialLocality(List<String> hosts, List<NicInfo> nics, NicPlacement.Share share, String gpu, String binding) {
+    private TrialLocality(List<String> hosts, List<NicInfo> nics, NicPlacement.Share share, String gpu, String binding,
+            int hostRanks, int hostCpus) {
         this.hosts = hosts;
         this.nics = nics;
         this.share = share;
         this.gpu = gpu;
         this.binding = binding;
+        this.hostRanks = hostRanks;
+        this.hostCpus = hostCpus;
     }
 
     /**
@@ -67,7 +74,47 @@ final class TrialLocality {
         List<PciDevice> nicDevices = all.stream().map(n -> n.pci() == null ? null : sysfs.device(n.pci()).orElse(null)).toList();
         NicPlacement.Share share = NicPlacement.plan(localGpus, nicDevices).get(me);
         List<NicInfo> nics = share.nics().stream().map(all::get).toList();
-        return new TrialLocality(hosts, nics, share, gpuBusId, bind(sysfs, share.numaNode()));
+        String binding = bind(sysfs, share.numaNode());
+        // After binding, which CPUs each rank may run on: ranks pinned to CPUs of their own (taskset,
+        // srun --cpu-bind) do not compete even where each process sees a single CPU.
+        List<byte[]> every2 = group.allgather("CPUs after binding",
+                compact(CpuBinding.currentCpus()).getBytes(StandardCharsets.UTF_8), timeout);
+        List<String> cpusOf = every2.stream().map(b -> new String(b, StandardCharsets.UTF_8)).toList();
+        int[] ranksCpus = hostRanksAndCpus(hosts, cpusOf, group.rank());
+        return new TrialLocality(hosts, nics, share, gpuBusId, binding, ranksCpus[0], ranksCpus[1]);
+    }
+
+    /** {@code [ranks, CPUs]} of {@code rank}'s host: its ranks, and the union of their CPU lists. */
+    static int[] hostRanksAndCpus(List<String> hosts, List<String> cpuLists, int rank) {
+        BitSet cpus = new BitSet();
+        int ranks = 0;
+        for (int r = 0; r < hosts.size(); r++) {
+            if (hosts.get(r).equals(hosts.get(rank))) {
+                ranks++;
+                cpus.or(parseCpus(cpuLists.get(r)));
+            }
+        }
+        return new int[] {ranks, cpus.cardinality()};
+    }
+
+    /** More ranks on this host than CPUs they may run on together: busy-polling ranks then take turns. */
+    boolean oversubscribed() {
+        return hostRanks > hostCpus;
+    }
+
+    /** The inverse of {@link #compact}: "0-3,8" is CPUs 0, 1, 2, 3 and 8. */
+    static BitSet parseCpus(String list) {
+        BitSet cpus = new BitSet();
+        for (String part : list.split(",")) {
+            if (part.isBlank()) {
+                continue;
+            }
+            int dash = part.indexOf('-');
+            int lo = Integer.parseInt(part.substring(0, dash < 0 ? part.length() : dash).trim());
+            int hi = dash < 0 ? lo : Integer.parseInt(part.substring(dash + 1).trim());
+            cpus.set(lo, hi + 1);
+        }
+        return cpus;
     }
 
     private static PciDevice place(Sysfs sysfs, String busId) {
@@ -115,10 +162,11 @@ final class TrialLocality {
         m.put("nic_choice", share.basis());
         m.put("numa_node", share.numaNode());
         m.put("binding", binding);
+        m.put("host_ranks_cpus", hostRanks + " ranks on " + hostCpus + " CPUs");
         return m;
     }
 
-    private static String compact(List<Integer> cpus) {
+    static String compact(List<Integer> cpus) {
         StringBuilder b = new StringBuilder();
         for (int i = 0; i < cpus.size(); i++) {
             int lo = cpus.get(i);

@@ -1,5 +1,6 @@
 package io.efabench.harness;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -37,14 +38,22 @@ class FabricTrialChecksTest {
                 + " (fabric efa-direct)") && r.endsWith("or the efa fabric (unset EFABENCH_FABRIC)"), String.valueOf(r));
     }
 
-    /** Ranks beyond the CPUs make busy-polling waits yield; a host with CPUs to spare keeps spinning. */
+    /**
+     * Ranks beyond the CPUs of their host make busy-polling waits yield; ranks pinned to CPUs of
+     * their own (each process sees one CPU) do not compete, and ranks of other hosts do not count.
+     */
     @Test
-    void waitsYieldOnlyWhenRanksOutnumberCpus() {
+    void waitsYieldOnlyWhenAHostsRanksOutnumberTheirCpus() {
+        List<String> twoHosts = List.of("a", "a", "b", "b", "b");
+        assertArrayEquals(new int[] {2, 2}, TrialLocality.hostRanksAndCpus(twoHosts, List.of("0", "1", "0", "0", "0"), 0),
+                "two ranks, each pinned to its own CPU");
+        assertArrayEquals(new int[] {3, 1}, TrialLocality.hostRanksAndCpus(twoHosts, List.of("0", "1", "0", "0", "0"), 4),
+                "three ranks pinned to the same CPU");
+        assertArrayEquals(new int[] {2, 8}, TrialLocality.hostRanksAndCpus(twoHosts, List.of("0-3", "2-7", "0", "0", "0"), 1));
+        assertEquals("0-3,8,10-11", TrialLocality.compact(List.of(0, 1, 2, 3, 8, 10, 11)));
+        assertEquals(java.util.BitSet.valueOf(new long[] {0b1100_0000_1111L}), TrialLocality.parseCpus("0-3,10-11"));
         org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("EFABENCH_YIELD") == null, "EFABENCH_YIELD overrides");
-        int cpus = Runtime.getRuntime().availableProcessors();
-        assertTrue(FabricTrial.oversubscribed(new io.efabench.rank.RankEnv(0, cpus + 1, 0, cpus + 1, "127.0.0.1", 29500, "torchrun")));
-        assertFalse(FabricTrial.oversubscribed(new io.efabench.rank.RankEnv(0, cpus, 0, cpus, "127.0.0.1", 29500, "torchrun")));
-        assertFalse(FabricTrial.oversubscribed(new io.efabench.rank.RankEnv(0, 64, 0, 0, "127.0.0.1", 29500, "slurm")),
-                "a launcher that does not say how many ranks share the host: no yield");
+        assertTrue(FabricTrial.yieldWhenIdle(true));
+        assertFalse(FabricTrial.yieldWhenIdle(false));
     }
 }
