@@ -26,14 +26,16 @@ cpu_a=${CPU_A:-2}
 cpu_b=${CPU_B:-3}
 sizes=(4K:4096 1M:1048576 64M:67108864)
 
-iters() { # fabtests iterations: a second or two at this size (shm moves device memory by CUDA IPC, ~0.3 ms per op)
-    case "$1" in 4K) echo 3000 ;; 1M) echo 2000 ;; 64M) echo 300 ;; esac
+iters() { # tool size-label: fabtests iterations for a second or so, about one of our measurement
+    # iterations (shm moves device memory by CUDA IPC: ~0.3 ms per ping-pong, ~0.37 ms at 64M;
+    # fi_rma_bw's 64M writes pipeline to ~45 us each)
+    case "$1/$2" in fi_rma_bw/64M) echo 300 ;; fi_rma_bw/1M) echo 2000 ;; *) echo 3000 ;; esac
 }
 
 # fabtests print a header and one line: bytes iters total time MB/sec usec/xfer Mxfers/sec
 fabtest() { # tool label size-label bytes extra-args...
     local tool=$1 label=$2 sl=$3 bytes=$4; shift 4
-    local n; n=$(iters "$sl")
+    local n; n=$(iters "$tool" "$sl")
     local log="$out/$tool-$sl.log"
     taskset -c "$cpu_b" "$tool" -p "$provider" -e rdm -D cuda -R -S "$bytes" -I "$n" -E "$@" >"$log.server" 2>&1 &
     local srv=$!
@@ -50,7 +52,7 @@ fabtest() { # tool label size-label bytes extra-args...
 ours() { # benchmark label jmh-args...
     local bench=$1 label=$2; shift 2
     local port=$((29600 + RANDOM % 1000)) k times
-    read -ra times <<<"${JMH_TIMES:--wi 2 -w 1s -i 5 -r 1s}"
+    read -ra times <<<"${JMH_TIMES:--wi 3 -w 2s -i 5 -r 1s}"
     for k in 0 1; do
         local cpu=$cpu_a; ((k == 1)) && cpu=$cpu_b
         env RANK=$k WORLD_SIZE=2 LOCAL_RANK=$k LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \

@@ -21,6 +21,7 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
 
 import io.efabench.cuda.CudaException;
+import io.efabench.cuda.CudaStream;
 import io.efabench.cuda.PinnedHostBuffer;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.TrialGpu;
@@ -41,6 +42,12 @@ import io.efabench.rank.RankGroup;
  *       sample is doorbell -> push -> proxy sees it -> {@code completed} seen on the GPU -> answer
  *       seen by the host: the request's round trip plus one host-to-GPU and one GPU-to-host
  *       crossing. The GPU's own push -> completed time is printed per iteration (p50, p99).</li>
+ *   <li>{@code launch} (sample mode, us): one launch of ProxyBenchmark's own producer kernel
+ *       ({@code proxy_put}, NBI, one request for one target) until this thread, the proxy, has the
+ *       request off the ring (acknowledged at once). That is what a proxy round costs before its
+ *       first write is posted, beyond a round the host posts itself: launch, kernel start, ticket
+ *       atomic, cell and release over PCIe, the proxy's poll. Launches alternate between two
+ *       streams, as ProxyRounds' do, so a kernel's exit is not in the next sample.</li>
  * </ul>
  */
 @State(Scope.Benchmark)
@@ -77,6 +84,9 @@ public class ProxyQueueBenchmark {
     private boolean pinging;
     private long doorbell;
     private long firstDoorbell;
+    private CudaStream second;
+    private ProxyKernels.PutShape oneRequest;
+    private long launches;
 
     @Setup(Level.Trial)
     public void setup() {
@@ -95,6 +105,9 @@ public class ProxyQueueBenchmark {
             mailbox = new Mailbox(gpu.context);
             ringMemory = PinnedHostBuffer.allocate(gpu.context, RequestRing.bytesFor(capacity));
             ring = RequestRing.mapped(ringMemory, capacity);
+            second = CudaStream.create(gpu.context);
+            // One 4-byte request from "rank 0" to "rank 1": nothing is read or written but the ring.
+            oneRequest = new ProxyKernels.PutShape(0, 4, 4, 1, 2, 0, 0, 1, 32);
         } catch (CudaException | IllegalArgumentException e) {
             close();
             throw new BenchmarkSetupException(e.getMessage());
@@ -165,6 +178,25 @@ public class ProxyQueueBenchmark {
         return request.imm;
     }
 
+    @Benchmark
+    @BenchmarkMode(Mode.SampleTime)
+    @OutputTimeUnit(TimeUnit.MICROSECONDS)
+    public long launch() {
+        long r = ++launches;
+        kernels.put((r & 1) == 0 ? gpu.stream : second, ring, mailbox, oneRequest, r, r, ProxyKernels.FLAG_NBI, 0,
+                timeoutNanos);
+        long startedAt = 0;
+        int spins = 0;
+        while (!ring.poll(request)) {
+            if ((++spins & 4095) == 0) {
+                startedAt = startedAt == 0 ? System.nanoTime() : startedAt;
+                check(startedAt, "waiting for the request of launch " + r);
+            }
+        }
+        ring.complete(ring.consumed());
+        return request.imm;
+    }
+
     private void check(long startedAt, String what) {
         String why = mailbox.failure();
         if (why != null) {
@@ -179,6 +211,10 @@ public class ProxyQueueBenchmark {
 
     @TearDown(Level.Iteration)
     public void endIteration() {
+        if (launches > 0) {
+            gpu.await("the producer kernels");
+            second.await(timeoutNanos, "the producer kernels");
+        }
         if (!pinging) {
             return;
         }
@@ -208,7 +244,14 @@ public class ProxyQueueBenchmark {
                 // closing anyway
             }
         }
-        for (AutoCloseable c : new AutoCloseable[] {ringMemory, mailbox, kernels, gpu}) {
+        if (second != null) {
+            try {
+                second.await(timeoutNanos, "the producer kernels");
+            } catch (RuntimeException ignored) {
+                // closing anyway
+            }
+        }
+        for (AutoCloseable c : new AutoCloseable[] {second, ringMemory, mailbox, kernels, gpu}) {
             if (c != null) {
                 try {
                     c.close();
