@@ -5,12 +5,13 @@
 # payload bandwidth in Gbps (fi_rma_bw's MB/sec x 8 / 1000; our gbps), then our/fi_rma_bw.
 # Both post writes up to the provider's inject size (shm: 4 KiB) with fi_inject_writedata (ours:
 # WriteBenchmark's default -p inject=true), larger ones with a completion.
-# Each side of both tools is pinned to its own CPU (server/rank 1 on CPU 1, client/rank 0 on CPU 0).
+# Each side of both tools is pinned to its own CPU (client/rank 0 on CPU_A, default 0; server/rank 1
+# on CPU_B, default 1). On a host with SMT, give them CPUs of two different cores, away from CPU 0.
 # fabtests need -E (out-of-band address exchange) for shm on one host; the client is started once
 # the server listens, and the script waits for the server by its pid.
 # PIN=0 runs both tools unpinned (taskset off): a pinned JVM shares its CPU with its JIT, GC and
 # JMH's host JVM, and was measured 3x slower than unpinned at 4K here while fi_rma_bw was not.
-# Usage: [PIN=0] docs/perf/write-vs-fi_rma_bw.sh [target/benchmarks.jar] [rounds] [windows] [sizes]
+# Usage: [PIN=0] [CPU_A=a CPU_B=b] docs/perf/write-vs-fi_rma_bw.sh [target/benchmarks.jar] [rounds] [windows] [sizes]
 #   e.g. docs/perf/write-vs-fi_rma_bw.sh target/benchmarks.jar 2 "64 1" "64 4K 64K 1M"
 set -euo pipefail
 jar=${1:-target/benchmarks.jar}
@@ -24,7 +25,9 @@ export LD_LIBRARY_PATH="$lib/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 declare -A fab
-pin() { if [ "${PIN:-1}" = 0 ]; then "${@:2}"; else taskset -c "$@"; fi; }
+# pin SIDE cmd...: SIDE 0 (client, rank 0) runs on CPU_A, SIDE 1 (server, rank 1) on CPU_B.
+cpus=("${CPU_A:-0}" "${CPU_B:-1}")
+pin() { if [ "${PIN:-1}" = 0 ]; then "${@:2}"; else taskset -c "${cpus[$1]}" "${@:2}"; fi; }
 
 bytes() { case "$1" in *K) echo $(( ${1%K} << 10 )) ;; *M) echo $(( ${1%M} << 20 )) ;; *) echo "$1" ;; esac; }
 

@@ -96,6 +96,7 @@ class CudaLayerTest {
             {"flag.cu", "wait_host_flag", "flag_ping", "flag_pong"},
             {"ipc_write.cu", "store_int", "store_int4", "store_int4x4", "store_int4_warp", "store_tma", "store_tma_big", "copy_int4x4"},
             {"pattern.cu", "fill_pattern", "verify_pattern"},
+            {"proxy.cu", "proxy_put", "proxy_flood", "proxy_ping"},
         };
         assertEquals(KernelCompiler.SOURCES.size(), kernels.length);
         for (String[] k : kernels) {

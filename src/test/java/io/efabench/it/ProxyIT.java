@@ -79,7 +79,7 @@ class ProxyIT {
         Ranks r = Ranks.start(dir, 1, "shm", Ranks.quick("ProxyQueueBenchmark", "-p", "capacity=64,4096"), null);
         r.awaitClean(300);
         List<JsonElement> results = JsonParser.parseString(Files.readString(dir.resolve("rank0.json"))).getAsJsonArray().asList();
-        assertEquals(2 * 2, results.size(), "flood and roundTrip x 2 capacities");
+        assertEquals(3 * 2, results.size(), "flood, roundTrip and launch x 2 capacities");
         for (JsonElement e : results) {
             assertTrue(e.getAsJsonObject().getAsJsonObject("primaryMetric").get("score").getAsDouble() > 0, e.toString());
         }
