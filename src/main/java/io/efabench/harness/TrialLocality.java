@@ -77,9 +77,9 @@ final class TrialLocality {
         String binding = bind(sysfs, share.numaNode());
         // After binding, which CPUs each rank may run on: ranks pinned to CPUs of their own (taskset,
         // srun --cpu-bind) do not compete even where each process sees a single CPU.
-        List<byte[]> every2 = group.allgather("CPUs after binding",
-                compact(CpuBinding.currentCpus()).getBytes(StandardCharsets.UTF_8), timeout);
-        List<String> cpusOf = every2.stream().map(b -> new String(b, StandardCharsets.UTF_8)).toList();
+        List<String> cpusOf = group.allgather("CPUs after binding",
+                compact(CpuBinding.currentCpus()).getBytes(StandardCharsets.UTF_8), timeout).stream()
+                .map(b -> new String(b, StandardCharsets.UTF_8)).toList();
         int[] ranksCpus = hostRanksAndCpus(hosts, cpusOf, group.rank());
         return new TrialLocality(hosts, nics, share, gpuBusId, binding, ranksCpus[0], ranksCpus[1]);
     }
@@ -91,7 +91,7 @@ final class TrialLocality {
         for (int r = 0; r < hosts.size(); r++) {
             if (hosts.get(r).equals(hosts.get(rank))) {
                 ranks++;
-                cpus.or(parseCpus(cpuLists.get(r)));
+                Sysfs.parseCpuList(cpuLists.get(r)).forEach(cpus::set);
             }
         }
         return new int[] {ranks, cpus.cardinality()};
@@ -100,21 +100,6 @@ final class TrialLocality {
     /** More ranks on this host than CPUs they may run on together: busy-polling ranks then take turns. */
     boolean oversubscribed() {
         return hostRanks > hostCpus;
-    }
-
-    /** The inverse of {@link #compact}: "0-3,8" is CPUs 0, 1, 2, 3 and 8. */
-    static BitSet parseCpus(String list) {
-        BitSet cpus = new BitSet();
-        for (String part : list.split(",")) {
-            if (part.isBlank()) {
-                continue;
-            }
-            int dash = part.indexOf('-');
-            int lo = Integer.parseInt(part.substring(0, dash < 0 ? part.length() : dash).trim());
-            int hi = dash < 0 ? lo : Integer.parseInt(part.substring(dash + 1).trim());
-            cpus.set(lo, hi + 1);
-        }
-        return cpus;
     }
 
     private static PciDevice place(Sysfs sysfs, String busId) {
@@ -166,6 +151,7 @@ final class TrialLocality {
         return m;
     }
 
+    /** CPUs in the kernel's list format, the inverse of {@link Sysfs#parseCpuList}: 0-3,8. */
     static String compact(List<Integer> cpus) {
         StringBuilder b = new StringBuilder();
         for (int i = 0; i < cpus.size(); i++) {
