@@ -60,11 +60,15 @@ public class AllToAllBenchmark extends FabricBenchmark {
     @Param({"1"})
     public int window;
 
+    /** Distinct regions the rounds in flight write: "auto" is one per round of the window, at most 1 GiB per buffer. */
+    @Param({"auto"})
+    public String slots;
+
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, config.memory);
-        rounds = trial.rounds(t -> new AllToAllRounds(t, config.layout, bytes, window));
+        rounds = trial.rounds(t -> new AllToAllRounds(t, config.layout, bytes, window, slots));
     }
 
     @Benchmark

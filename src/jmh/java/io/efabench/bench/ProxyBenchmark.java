@@ -78,7 +78,7 @@ public class ProxyBenchmark extends FabricBenchmark {
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, MemoryKind.DEVICE);
         if (config.direct) {
-            rounds = trial.rounds(t -> new WriteRounds(t, config.layout, true, bytes, 1));
+            rounds = trial.rounds(t -> new WriteRounds(t, config.layout, true, bytes, 1, true, "1"));
         } else {
             rounds = trial.rounds(t -> new ProxyRounds(t, config.layout, config.nbi, bytes, requests, grid, block, fill));
         }

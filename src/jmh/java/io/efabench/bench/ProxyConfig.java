@@ -1,6 +1,6 @@
 package io.efabench.bench;
 
-import io.efabench.harness.WriteRounds.Layout;
+import io.efabench.harness.engine.OpPlan.Layout;
 
 /**
  * ProxyBenchmark's configs, the seed's names: one channel or every channel (each request's bytes

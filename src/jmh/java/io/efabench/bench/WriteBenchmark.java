@@ -63,8 +63,9 @@ public class WriteBenchmark extends FabricBenchmark {
     public String path;
 
     /**
-     * Writes outstanding per channel (like fi_rma_bw -W): 1 is the latency mode (an invocation
-     * is one whole round), larger windows pipeline rounds (lat_us is then not reported).
+     * Rounds in flight (with one target and Single: fi_rma_bw's -W): 1 is the latency mode (an
+     * invocation is one whole round), larger windows pipeline rounds and an invocation ends when
+     * the oldest round in flight completed (lat_us is then not reported).
      */
     @Param({"64"})
     public int window;
@@ -77,6 +78,13 @@ public class WriteBenchmark extends FabricBenchmark {
     @Param({"true"})
     public boolean inject;
 
+    /**
+     * Distinct source and target regions the rounds in flight write, like fabtests' window of
+     * buffers: "auto" is one per round of the window, capped at 1 GiB per buffer (README, "Footprint").
+     */
+    @Param({"auto"})
+    public String slots;
+
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
         boolean remote = switch (completion) {
@@ -86,7 +94,7 @@ public class WriteBenchmark extends FabricBenchmark {
         };
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, config.memory);
-        rounds = trial.rounds(t -> new WriteRounds(t, config.layout, remote, bytes, window, inject));
+        rounds = trial.rounds(t -> new WriteRounds(t, config.layout, remote, bytes, window, inject, slots));
     }
 
     @Benchmark

@@ -1,97 +1,71 @@
 package io.efabench.harness;
 
 import java.nio.ByteBuffer;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 import io.efabench.fabric.Channel;
-import io.efabench.fabric.Completion;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
-import io.efabench.harness.WriteRounds.Layout;
+import io.efabench.harness.engine.Footprint;
+import io.efabench.harness.engine.Immediate;
+import io.efabench.harness.engine.OpPlan;
+import io.efabench.harness.engine.OpPlan.Layout;
+import io.efabench.harness.engine.RoundPipeline;
+import io.efabench.harness.engine.WriteEngine;
 
 /**
  * All-to-all: in every round each rank writes {@code size} bytes with immediate data to each of
  * the N-1 other ranks at once; the symmetric round protocol of docs/DESIGN.md ("All-to-all
- * rounds"). Every rank runs the same rounds; rank 0's JMH score is the result.
+ * rounds"), on the shared {@link WriteEngine} and {@link RoundPipeline}. Every rank runs the same
+ * rounds; rank 0's JMH score is the result.
  *
- * <p>Buffers: {@code src} and {@code dst} hold one block of {@code size} bytes per rank. Rank s
- * writes its block p of {@code src} into block s of rank p's {@code dst}. SINGLE writes every
- * peer on channel 0, MULTI stripes each peer's block over all channels, ROUND_ROBIN writes peer
- * p on channel (p + rank) % channels (the seed's rule). Peers are written in the order rank+1,
- * rank+2, ... so that N ranks do not all start on the same target.
+ * <p>Buffers: {@code slots} slots of one {@code size} block per rank. In round r (slot r mod
+ * slots) rank s writes its block (slot, p) of {@code src} into block (slot, s) of rank p's
+ * {@code dst}. SINGLE writes every peer on channel 0, MULTI stripes each block over all channels,
+ * ROUND_ROBIN writes peer p on channel (p + rank) % channels (the seed's rule).
  *
- * <p>Immediate data (32 bits): kind (2) | sender rank (10) | round (20). A receiver counts each
- * sender's writes per round against that sender's plan (allgathered at setup), so a lost,
- * duplicated or misrouted write fails the round, and knows each round complete only when every
- * sender's writes of it arrived.
- *
- * <p>{@code window} W = rounds a rank may have in flight. Before posting round r a rank waits
- * until it has every peer's writes of round r - W, so no rank runs more than W rounds ahead of
- * any other, and a receiver never holds more than 2W unserved rounds of a sender (a ring of
- * counters, of receives where FI_RX_CQ_DATA consumes them, and of write contexts, sized for
- * that). W = 1: an invocation returns when its writes completed locally and every peer's writes
- * of the round arrived, so it is one all-to-all's latency.
+ * <p>A receiver counts each sender's writes per round against that sender's plan (allgathered
+ * at setup), so a lost, duplicated or misrouted write fails the round. A round is complete at a
+ * rank when its own writes completed locally and every peer's writes of it arrived. {@code window}
+ * W rounds may be in flight: a rank posts round r only once round r - W completed, so no rank
+ * runs more than W rounds ahead of any other, and a timed invocation ends when the oldest round
+ * in flight completed (counted = completed). W = 1: an invocation is one all-to-all's latency.
  *
  * <p>End of an iteration: rank 0 takes END = its last round + W, the highest round any rank can
- * have posted, announces it on the rendezvous and marks its writes of the untimed rounds it
- * then runs up to END as FINAL. A rank needs rank 0's writes of round r - W to post round r, so
- * it learns END from the data itself before it could post past it (the rendezvous message may
- * come later than the fabric's). Every rank runs rounds up to END, so nothing is left in flight.
- * Then every rank refills its source blocks with the pattern of (itself, peer, END), clears its
- * destination, and only after a barrier are the checked writes posted: nothing sent early can
- * land in a buffer being cleared or checked.
+ * have posted, announces it on the rendezvous and marks its writes of the untimed rounds it then
+ * runs up to END as FINAL; a rank learns END from the data itself before it could post past it.
+ * Every rank runs rounds up to END and drains them, uncounted. Then the checked pass: every rank
+ * fills each slot's source blocks with the pattern of (itself, peer, that slot's round), clears
+ * its destination, and after a barrier runs {@code slots} more rounds through the same pipeline.
  */
-public final class AllToAllRounds implements Rounds {
+public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEngine.Sink {
     /** Most rounds in flight per rank. */
     public static final int MAX_WINDOW = 64;
-    static final int MAX_RANKS = 1 << 10;
-    private static final int DATA = 1;
-    private static final int CHECK = 2;
-    /** Rank 0's rounds after its JMH iteration ended: the first one, f, says END = f - 1 + window. */
-    private static final int FINAL = 3;
-    private static final int SENDER_SHIFT = 20;
-    private static final long ROUND_BITS = (1L << SENDER_SHIFT) - 1;
-    /** Write contexts are 0..SLOT_BASE-1; receive slots (FI_RX_CQ_DATA) start here. */
-    private static final int SLOT_BASE = 512;
-    private static final int SLOTS = 256;
 
     private final FabricTrial t;
     private final Layout layout;
     private final long size;
     private final int window;
+    private final int slots;
     private final int ranks;
     private final int me;
     private final int ring;
+    private final int ringBits;
     private final TrialBuffer src;
     private final TrialBuffer dst;
     private final MemoryRegion[] srcMr;
     private final RemoteRegion[][] dstOf;
-    private final ControlSlots[] slots;
-    private final Completion comp;
-    private final Deadline deadline;
-
-    // This rank's plan: op i writes src[opSrc, +opLen) to rank opPeer's dst[opDst, +opLen) on channel opChannel.
-    private final int[] opPeer;
-    private final int[] opChannel;
-    private final long[] opSrc;
-    private final long[] opDst;
-    private final long[] opLen;
+    private final OpPlan plan;
     /** Writes each sender's plan sends this rank per round. */
     private final int[] opsFrom;
+    private final WriteEngine engine;
+    private final RoundPipeline pipeline;
 
-    // Write contexts per channel, and what each one carries: the peer and the ring slot of its round (-1: checked round).
-    private final int[][] freeCtx;
-    private final int[] freeTop;
-    private final int[][] ctxPeer;
-    private final int[][] ctxSlot;
-    private int txPending;
-
-    // Sender side, per ring slot of this rank's rounds: when posted, whether timed, writes not completed (all / per peer).
+    // Sender side, per ring slot of this rank's rounds: when posted, whether counted, writes not completed (all / per peer).
     private final long[] postedAt;
-    private final boolean[] timedSlot;
-    private final int[] pendingInSlot;
+    private final boolean[] timedRound;
+    private final int[] pendingInRound;
     private final int[][] pendingTo;
     // Per peer, over this iteration's timed rounds: summed ns from a round's post to the local completion of its last write.
     private final long[] peerNanos;
@@ -100,36 +74,34 @@ public final class AllToAllRounds implements Rounds {
     // Receiver side.
     private final int[][] arrivals;
     private final int[] sendersDone;
-    private final int[] checkArrivals;
     private long served;
-    private long round;
     /** END as learned from rank 0's first FINAL write of this iteration, or -1. */
     private long finalEnd = -1;
+    private int kind = Immediate.DATA;
+    private boolean timed;
+    private boolean checking;
+    private int writesInFlight;
 
-    // This rank's timed rounds in the current iteration.
     private long iterationStart;
     private long lastRoundEnd;
     private long timedRounds;
 
-    private int waitingFor = -1;
+    /** Test hooks, applied by rank N-1: EFABENCH_CORRUPT_OFFSET flips that byte of its checked block for one peer. */
+    private final long corruptOffset = TestHooks.integer("EFABENCH_CORRUPT_OFFSET");
+    private final TestHooks.PipelineFault fault = TestHooks.PipelineFault.fromEnvironment();
 
-    /** Test hook (EFABENCH_CORRUPT_OFFSET): rank N-1 flips this byte of its checked block for one peer, or -1. */
-    private final long corruptOffset = WriteRounds.testHook("EFABENCH_CORRUPT_OFFSET");
-
-    public AllToAllRounds(FabricTrial t, Layout layout, long size, int window) {
+    public AllToAllRounds(FabricTrial t, Layout layout, long size, int windowParam, String slotsParam) {
         this.t = t;
         this.layout = layout;
         this.size = size;
         this.ranks = t.size;
         this.me = t.rank;
-        this.comp = t.completion;
-        this.deadline = new Deadline(t.group, t.timeout);
-        if (window < 1 || window > MAX_WINDOW) {
-            throw new BenchmarkSetupException("window=" + window + ": must be from 1 to " + MAX_WINDOW + " rounds");
+        if (windowParam < 1 || windowParam > MAX_WINDOW) {
+            throw new BenchmarkSetupException("window=" + windowParam + ": must be from 1 to " + MAX_WINDOW + " rounds");
         }
-        if (ranks > MAX_RANKS) {
+        if (ranks > Immediate.MAX_RANKS) {
             throw new BenchmarkSetupException("all-to-all carries the sender in 10 bits of immediate data: at most "
-                    + MAX_RANKS + " ranks, not " + ranks);
+                    + Immediate.MAX_RANKS + " ranks, not " + ranks);
         }
         int nch = t.channels.length;
         for (Channel ch : t.channels) {
@@ -141,38 +113,23 @@ public final class AllToAllRounds implements Rounds {
         if (layout == Layout.MULTI && size < nch) {
             throw new BenchmarkSetupException("size " + size + " B cannot be split across " + nch + " channels");
         }
-        this.window = window;
+        long perSlot = Footprint.bufferBytes(ranks, size);
+        this.slots = Footprint.slots(slotsParam, windowParam, perSlot);
+        this.window = Math.min(windowParam, slots);
         this.ring = Integer.highestOneBit(2 * window + 1) * 2;
-        long total;
-        try {
-            total = Math.multiplyExact(size, (long) ranks);
-        } catch (ArithmeticException e) {
-            throw new BenchmarkSetupException("size " + size + " x " + ranks + " ranks overflows");
-        }
-        src = t.buffer(total);
-        dst = t.buffer(total);
+        this.ringBits = Integer.numberOfTrailingZeros(ring);
+        src = t.buffer(Footprint.bufferBytes(slots, perSlot));
+        dst = t.buffer(Footprint.bufferBytes(slots, perSlot));
         srcMr = src.regions();
         dstOf = t.exchange("all-to-all destination regions", dst.regions());
 
-        List<long[]> plan = plan();
-        int n = plan.size();
-        opPeer = new int[n];
-        opChannel = new int[n];
-        opSrc = new long[n];
-        opDst = new long[n];
-        opLen = new long[n];
-        int[][] perPeerChannel = new int[ranks][nch];
-        for (int i = 0; i < n; i++) {
-            long[] op = plan.get(i);
-            opPeer[i] = (int) op[0];
-            opChannel[i] = (int) op[1];
-            opSrc[i] = op[0] * size + op[2];
-            opDst[i] = (long) me * size + op[2];
-            opLen[i] = op[3];
-            perPeerChannel[opPeer[i]][opChannel[i]]++;
-        }
+        plan = OpPlan.allToAll(t, layout, size);
         // Every rank learns what every sender's plan brings it, per channel: NICs (max message size) may differ.
         ByteBuffer mine = ByteBuffer.allocate(4 * ranks * nch);
+        int[][] perPeerChannel = new int[ranks][nch];
+        for (int i = 0; i < plan.ops(); i++) {
+            perPeerChannel[plan.peer[i]][plan.channel[i]]++;
+        }
         for (int p = 0; p < ranks; p++) {
             for (int c = 0; c < nch; c++) {
                 mine.putInt(perPeerChannel[p][c]);
@@ -180,7 +137,7 @@ public final class AllToAllRounds implements Rounds {
         }
         List<byte[]> all = t.group.allgather("all-to-all op plans", mine.array(), t.timeout);
         opsFrom = new int[ranks];
-        int[] incomingPerChannel = new int[nch];
+        long[] unserved = new long[nch];
         for (int s = 0; s < ranks; s++) {
             ByteBuffer b = ByteBuffer.wrap(all.get(s));
             for (int p = 0; p < ranks; p++) {
@@ -188,69 +145,37 @@ public final class AllToAllRounds implements Rounds {
                     int k = b.getInt();
                     if (p == me && s != me) {
                         opsFrom[s] += k;
-                        incomingPerChannel[c] += k;
+                        unserved[c] += (long) k * ring;
                     }
                 }
             }
         }
-
-        // Contexts: a round's writes on a channel, for every round the ring can hold in flight.
-        int maxOnChannel = 0;
-        int[] onChannel = new int[nch];
-        for (int c : opChannel) {
-            maxOnChannel = Math.max(maxOnChannel, ++onChannel[c]);
-        }
-        long contexts = (long) maxOnChannel * ring;
-        if (contexts > SLOT_BASE) {
-            throw new BenchmarkSetupException("window=" + window + " with " + maxOnChannel + " writes per round on one"
-                    + " channel needs " + contexts + " write contexts; at most " + SLOT_BASE
-                    + " (use a smaller window, fewer ranks or more channels)");
-        }
-        int perChannel = (int) Math.max(1, contexts);
-        freeCtx = new int[nch][perChannel];
-        freeTop = new int[nch];
-        ctxPeer = new int[nch][perChannel];
-        ctxSlot = new int[nch][perChannel];
+        int[] contexts = plan.perChannel(nch);
         for (int c = 0; c < nch; c++) {
-            for (int k = 0; k < perChannel; k++) {
-                freeCtx[c][k] = perChannel - 1 - k;
-            }
-            freeTop[c] = perChannel;
+            contexts[c] *= window;
         }
-        slots = new ControlSlots[nch];
-        for (int c = 0; c < nch; c++) {
-            if (t.channels[c].rxCqDataConsumesRecv()) {
-                if ((long) incomingPerChannel[c] * ring > SLOTS) {
-                    throw new BenchmarkSetupException("window=" + window + " lets " + (long) incomingPerChannel[c] * ring
-                            + " writes be unserved on channel " + c + " (" + t.channels[c].nic().provider()
-                            + " consumes a receive per immediate); at most " + SLOTS);
-                }
-                slots[c] = new ControlSlots(t, c, SLOT_BASE, SLOTS);
-            }
-        }
+        engine = new WriteEngine(t, contexts, false, unserved, 1, this);
+        pipeline = new RoundPipeline(this, window, slots, new Deadline(t.group, t.timeout));
         postedAt = new long[ring];
-        timedSlot = new boolean[ring];
-        pendingInSlot = new int[ring];
+        timedRound = new boolean[ring];
+        pendingInRound = new int[ring];
         pendingTo = new int[ranks][ring];
         peerNanos = new long[ranks];
         peerRounds = new long[ranks];
         arrivals = new int[ranks][ring];
         sendersDone = new int[ring];
-        checkArrivals = new int[ranks];
-        for (int s = 0; s < ranks; s++) {
-            if (s != me) {
-                src.fill((long) s * size, size, me, s, 0);
+        for (int s = 0; s < slots; s++) {
+            for (int p = 0; p < ranks; p++) {
+                if (p != me) {
+                    src.fill(block(s, p), size, me, p, 0);
+                }
             }
         }
     }
 
-    /** {peer, channel, offset in the block, length} per op, peers from rank+1 on (WriteRounds' layouts). */
-    private List<long[]> plan() {
-        List<long[]> ops = new ArrayList<>();
-        for (int k = 1; k < ranks; k++) {
-            WriteRounds.addPeerOps(ops, t, layout, (me + k) % ranks, size);
-        }
-        return ops;
+    /** Offset of block (slot, rank) in either buffer. */
+    private long block(int slot, int rank) {
+        return ((long) slot * ranks + rank) * size;
     }
 
     /** Bytes this rank sends to other ranks per round: size x (N-1). */
@@ -282,38 +207,58 @@ public final class AllToAllRounds implements Rounds {
         return window == 1;
     }
 
+    @Override
+    public int slots() {
+        return slots;
+    }
+
+    @Override
+    public int roundsInFlight() {
+        return window;
+    }
+
     /** Link speed of the channels this rank writes on. */
     @Override
     public double linkGbps() {
-        return t.linkGbps(Arrays.stream(opChannel).distinct().toArray());
+        return t.linkGbps(Arrays.stream(plan.channel).distinct().toArray());
     }
 
     @Override
     public int peerInFlight() {
-        return waitingFor;
+        return firstMissing();
     }
 
     // ---- rounds --------------------------------------------------------------------------
 
-    /** Rank 0's timed invocation: one round. */
+    /** Rank 0's timed invocation: one round posted, the oldest one in flight completed. */
     @Override
     public void leaderRound() {
-        round(true, DATA);
+        pipeline.timed();
         lastRoundEnd = System.nanoTime();
         timedRounds++;
     }
 
-    /** Any other rank's invocation: one round, or nothing once the rounds up to END are done. */
+    /** Any other rank's invocation: the same, or nothing once the rounds up to END are posted. */
     @Override
     public void followerRound() {
-        long end = end();
-        if (end >= 0 && round >= end) {
+        if (pastEnd()) {
             return;
         }
-        if (round(true, DATA)) {
-            lastRoundEnd = System.nanoTime();
-            timedRounds++;
-        }
+        pipeline.timed();
+        lastRoundEnd = System.nanoTime();
+        timedRounds++;
+    }
+
+    /**
+     * Follower: whether the next round lies past END. The wait for round next - W comes first:
+     * it is the one the next post needs anyway, and it may be what brings END (rank 0's first
+     * FINAL round is END - W + 1).
+     */
+    private boolean pastEnd() {
+        long next = pipeline.posted() + 1;
+        pipeline.await(next - window);
+        long end = end();
+        return end >= 0 && next > end;
     }
 
     /** END of this iteration if known (rendezvous or rank 0's FINAL writes), else -1. */
@@ -331,12 +276,13 @@ public final class AllToAllRounds implements Rounds {
         warmRound();
     }
 
-    /** Untimed, after the start barrier, on every rank: one whole round, then this iteration's clocks start. */
+    /** Untimed, after the start barrier, on every rank: one whole round, the window filled, then the clocks start. */
     private void warmRound() {
         finalEnd = -1;
-        round(false, DATA);
-        awaitServed(round);
-        awaitLocal();
+        timed = false;
+        pipeline.warm();
+        timed = true;
+        pipeline.fill();
         Arrays.fill(peerNanos, 0);
         Arrays.fill(peerRounds, 0);
         timedRounds = 0;
@@ -344,200 +290,144 @@ public final class AllToAllRounds implements Rounds {
         lastRoundEnd = iterationStart;
     }
 
-    /**
-     * Posts round {@code round + 1} once every peer's round - window arrived; false (nothing
-     * posted) when that round lies past END.
-     */
-    private boolean round(boolean timed, int kind) {
-        long r = round + 1;
-        awaitServed(r - window);
-        if (me != 0) {
-            long end = end();
-            if (end >= 0 && r > end) {
-                return false;
+    @Override
+    public void post(long r) {
+        int ri = (int) (r & (ring - 1));
+        postedAt[ri] = System.nanoTime();
+        timedRound[ri] = timed;
+        int slot = pipeline.slot(r);
+        long imm = Immediate.encode(kind, me, r);
+        for (int i = 0; i < plan.ops(); i++) {
+            int c = plan.channel[i];
+            int peer = plan.peer[i];
+            long dstOff = block(slot, me) + plan.offset[i];
+            long len = plan.len[i];
+            if (checking && me == ranks - 1 && fault.fires(writesInFlight)) {
+                if (fault.kind == TestHooks.PipelineFault.Kind.MISDIRECT) {
+                    dstOff = block((slot + 1) % slots, me) + plan.offset[i];
+                } else {
+                    len = Math.min(64, len);
+                }
             }
+            pendingInRound[ri]++;
+            pendingTo[peer][ri]++;
+            writesInFlight++;
+            engine.write(c, srcMr[c], block(slot, peer) + plan.offset[i], len, peer, dstOf[peer][c], dstOff, imm,
+                    (peer << ringBits) | ri, r);
         }
-        int slot = (int) (r & (ring - 1));
-        if (pendingInSlot[slot] != 0) { // the round that used this slot, r - ring, still has writes in flight
-            deadline.start();
-            while (pendingInSlot[slot] != 0) {
-                progress();
-                deadline.check("waiting for the local completion of an earlier round's writes", 0, r - ring);
-            }
-        }
-        postedAt[slot] = System.nanoTime();
-        timedSlot[slot] = timed;
-        for (int i = 0; i < opPeer.length; i++) {
-            post(i, kind, r, slot);
-        }
-        round = r;
-        if (window == 1) {
-            awaitServed(r);
-            awaitLocal();
-        } else {
-            while (progress()) {
-                // reap what has completed; the next round's window check blocks if needed
-            }
-        }
-        return true;
     }
 
-    private void post(int i, int kind, long r, int slot) {
-        int c = opChannel[i];
-        int peer = opPeer[i];
-        if (freeTop[c] == 0) {
-            waitingFor = peer;
-            deadline.start();
-            while (freeTop[c] == 0) {
-                progress();
-                deadline.check("waiting for a local write completion (contexts full)", peer, r);
-            }
-        }
-        int ctx = freeCtx[c][--freeTop[c]];
-        ctxPeer[c][ctx] = peer;
-        ctxSlot[c][ctx] = slot;
-        if (slot >= 0) {
-            pendingInSlot[slot]++;
-            pendingTo[peer][slot]++;
-        }
-        long data = ((long) kind << 30) | ((long) me << SENDER_SHIFT) | (r & ROUND_BITS);
-        Channel ch = t.channels[c];
-        if (ch.tryWrite(srcMr[c], opSrc[i], opLen[i], t.peer[peer][c], dstOf[peer][c], opDst[i], data, true, ctx) != 0) {
-            waitingFor = peer;
-            deadline.start();
-            while (ch.tryWrite(srcMr[c], opSrc[i], opLen[i], t.peer[peer][c], dstOf[peer][c], opDst[i], data, true,
-                    ctx) != 0) {
-                progress();
-                deadline.check("posting a write", peer, r);
-            }
-        }
-        txPending++;
+    @Override
+    public boolean complete(long r) {
+        return served >= r && pendingInRound[(int) (r & (ring - 1))] == 0;
     }
 
-    /** Waits until every peer's writes of every round up to {@code r} arrived. */
-    private void awaitServed(long r) {
-        if (served >= r) {
-            return;
-        }
-        waitingFor = firstMissing();
-        deadline.start();
-        try {
-            while (served < r) {
-                progress();
-                deadline.check("waiting for every peer's writes of a round", waitingFor, served + 1);
-            }
-        } catch (BenchmarkSetupException e) {
-            throw new BenchmarkSetupException(e.getMessage() + "; missing: " + missing());
-        }
-        waitingFor = -1;
+    @Override
+    public void progress() {
+        engine.progress();
     }
 
-    private void awaitLocal() {
-        if (txPending == 0) {
-            return;
-        }
-        deadline.start();
-        while (txPending > 0) {
-            progress();
-            deadline.check("local completion of this rank's writes", waitingFor >= 0 ? waitingFor : (me + 1) % ranks,
-                    round);
-        }
+    @Override
+    public String awaited() {
+        return "waiting for every peer's writes of a round and the local completion of this rank's";
+    }
+
+    @Override
+    public int peerAwaited(long r) {
+        int s = firstMissing();
+        return s >= 0 ? s : (me + 1) % ranks;
     }
 
     /** The first sender whose writes of round served + 1 are incomplete (failure messages), or -1. */
     private int firstMissing() {
-        int slot = (int) ((served + 1) & (ring - 1));
+        int ri = (int) ((served + 1) & (ring - 1));
         for (int k = 1; k < ranks; k++) {
             int s = (me + ranks - k) % ranks;
-            if (arrivals[s][slot] < opsFrom[s]) {
+            if (arrivals[s][ri] < opsFrom[s]) {
                 return s;
             }
         }
         return -1;
     }
 
-    private String missing() {
-        int slot = (int) ((served + 1) & (ring - 1));
-        StringBuilder b = new StringBuilder();
-        for (int s = 0; s < ranks; s++) {
-            if (s != me && arrivals[s][slot] < opsFrom[s]) {
-                b.append(b.isEmpty() ? "" : ", ").append("rank ").append(s).append(" (").append(arrivals[s][slot])
-                        .append(" of ").append(opsFrom[s]).append(" writes)");
-            }
-        }
-        return "round " + (served + 1) + " from " + b;
-    }
-
     // ---- end of an iteration --------------------------------------------------------------
 
     @Override
     public void leaderEndIteration() {
-        long end = round + window; // no rank can have posted past this: it needs rank 0's round end - window
+        long end = pipeline.posted() + window; // no rank can have posted past this: it needs rank 0's round end - window
         t.signalEnd(end);
-        while (round < end) {
-            round(false, FINAL);
+        timed = false;
+        kind = Immediate.FINAL;
+        try {
+            while (pipeline.posted() < end) {
+                pipeline.post();
+            }
+        } finally {
+            kind = Immediate.DATA;
         }
         finish(end);
     }
 
     @Override
     public void followerEndIteration() {
-        long end;
-        while ((end = end()) < 0 || round < end) {
-            round(false, DATA);
+        timed = false;
+        while (!pastEnd()) {
+            pipeline.post();
         }
-        finish(end);
+        finish(end());
     }
 
-    /** Everything up to {@code end} drained, then the checked round and the iteration's spread. */
+    /** Everything up to {@code end} drained (uncounted), then the checked pass and the iteration's spread. */
     private void finish(long end) {
-        awaitServed(end);
-        awaitLocal();
-        if (round != end || served != end) {
-            throw new BenchmarkSetupException("rank " + me + ": all-to-all round " + round + " (served " + served
+        pipeline.drain();
+        if (pipeline.posted() != end || served != end) {
+            throw new BenchmarkSetupException("rank " + me + ": all-to-all round " + pipeline.posted() + " (served " + served
                     + ") past END " + end);
         }
-        checkedRound(end);
+        checkedPass(end);
         spread();
     }
 
-    private void checkedRound(long r) {
-        for (int s = 0; s < ranks; s++) {
-            if (s != me) {
-                src.fill((long) s * size, size, me, s, r);
+    private void checkedPass(long end) {
+        for (int q = 1; q <= slots; q++) {
+            int slot = pipeline.slot(end + q);
+            for (int p = 0; p < ranks; p++) {
+                if (p != me) {
+                    src.fill(block(slot, p), size, me, p, end + q);
+                }
             }
         }
         int corruptFor = ranks == 2 ? 0 : 1;
         if (corruptOffset >= 0 && me == ranks - 1 && corruptOffset < size) {
-            src.corrupt((long) corruptFor * size + corruptOffset);
+            src.corrupt(block(pipeline.slot(end + 1), corruptFor) + corruptOffset);
         }
         dst.clear();
-        Arrays.fill(checkArrivals, 0);
         t.barrier("all-to-all buffers cleared for the checked round");
-        for (int i = 0; i < opPeer.length; i++) {
-            post(i, CHECK, r, -1);
-        }
-        awaitLocal();
-        deadline.start();
-        for (int s = 0; s < ranks; s++) {
-            while (s != me && checkArrivals[s] < opsFrom[s]) {
-                waitingFor = s;
-                progress();
-                deadline.check("waiting for the writes of the checked round", s, r);
+        checking = true;
+        fault.arm();
+        try {
+            for (int q = 1; q <= slots; q++) {
+                pipeline.post();
             }
+            pipeline.drain();
+        } finally {
+            checking = false;
         }
-        waitingFor = -1;
         String verdict = null;
-        for (int s = 0; s < ranks && verdict == null; s++) {
-            if (s != me) {
-                try {
-                    dst.verify((long) s * size, size, s, me, r);
-                } catch (Payload.CorruptionException e) {
-                    verdict = e.getMessage() + " (" + t.benchmark() + " " + layout + ", block of rank " + s + ")";
+        for (int q = 1; q <= slots && verdict == null; q++) {
+            int slot = pipeline.slot(end + q);
+            for (int s = 0; s < ranks && verdict == null; s++) {
+                if (s != me) {
+                    try {
+                        dst.verify(block(slot, s), size, s, me, end + q);
+                    } catch (Payload.CorruptionException e) {
+                        verdict = e.getMessage() + " (" + t.benchmark() + " " + layout + ", block of rank " + s + ", slot "
+                                + slot + " of " + slots + ")";
+                    }
                 }
             }
         }
-        t.verdicts("all-to-all checked round " + r, verdict);
+        t.verdicts("all-to-all checked rounds " + (end + 1) + ".." + (end + slots), verdict);
     }
 
     /**
@@ -584,100 +474,62 @@ public final class AllToAllRounds implements Rounds {
         Traffic.publishIterationSpread(min, max, slowest > 0 ? Metrics.gbps(bytesPerInvocation(), slowest / 1e9) : 0);
     }
 
-    // ---- completions ----------------------------------------------------------------------
+    // ---- completions (WriteEngine.Sink) -----------------------------------------------------
 
-    /**
-     * One fi_cq_read of up to Completion.BATCH entries per channel, each handled; true if any
-     * channel had one. Allocation-free.
-     */
-    private boolean progress() {
-        boolean any = false;
-        Channel[] chs = t.channels;
-        for (int c = 0; c < chs.length; c++) {
-            int n = chs[c].pollBatch(comp);
-            for (int i = 0; i < n; i++) {
-                comp.select(i);
-                handle(c);
-            }
-            any |= n > 0;
-        }
-        return any;
-    }
-
-    private void handle(int c) {
-        if (comp.isRemoteWrite()) {
-            arrived(comp.data());
-            if (slots[c] != null && slots[c].owns(comp.context())) {
-                slots[c].repost(comp.context());
-            }
-        } else if (comp.isRecv()) {
-            slots[c].repost(comp.context()); // only FI_RX_CQ_DATA slots are posted; nothing is sent to them
-        } else {
-            int ctx = comp.context();
-            txPending--;
-            freeCtx[c][freeTop[c]++] = ctx;
-            int slot = ctxSlot[c][ctx];
-            if (slot >= 0) {
-                pendingInSlot[slot]--;
-                int peer = ctxPeer[c][ctx];
-                if (--pendingTo[peer][slot] == 0 && timedSlot[slot]) {
-                    peerNanos[peer] += System.nanoTime() - postedAt[slot];
-                    peerRounds[peer]++;
-                }
-            }
+    @Override
+    public void writeDone(int tag) {
+        int ri = tag & (ring - 1);
+        int peer = tag >>> ringBits;
+        pendingInRound[ri]--;
+        writesInFlight--;
+        if (--pendingTo[peer][ri] == 0 && timedRound[ri]) {
+            peerNanos[peer] += System.nanoTime() - postedAt[ri];
+            peerRounds[peer]++;
         }
     }
 
-    private void arrived(long data) {
-        int kind = (int) (data >>> 30) & 0x3;
-        int sender = (int) (data >>> SENDER_SHIFT) & (MAX_RANKS - 1);
-        long r20 = data & ROUND_BITS;
+    @Override
+    public void arrived(long data) {
+        int sender = Immediate.sender(data);
         if (sender >= ranks || sender == me) {
             throw new BenchmarkSetupException("rank " + me + ": a write with immediate data names sender rank " + sender
                     + " (of " + ranks + "): not a peer");
         }
-        if (kind == CHECK) {
-            if (++checkArrivals[sender] > opsFrom[sender]) {
-                throw tooMany(sender, round, checkArrivals[sender]);
-            }
-            return;
-        }
-        long ahead = (r20 - (served + 1)) & ROUND_BITS;
+        long ahead = Immediate.roundsAhead(data, served + 1);
         if (ahead >= ring) {
-            throw new BenchmarkSetupException("rank " + me + ": a write of round " + r20 + " (mod 2^20) from rank " + sender
-                    + " arrived after this rank served round " + served + ": more writes than rank " + sender
-                    + "'s plan of " + opsFrom[sender] + " per round");
+            throw new BenchmarkSetupException("rank " + me + ": a write of round " + Immediate.roundBits(data)
+                    + " (mod 2^20) from rank " + sender + " arrived after this rank served round " + served
+                    + ": more writes than rank " + sender + "'s plan of " + opsFrom[sender] + " per round");
         }
         long r = served + 1 + ahead;
-        if (kind == FINAL && finalEnd < 0) {
-            finalEnd = r - 1 + window;
+        if (Immediate.kind(data) == Immediate.FINAL) {
+            // Writes are unordered: a later FINAL round may arrive first and overstate END; the
+            // first one (END - W + 1) has arrived by the time END matters (pastEnd).
+            long end = r - 1 + window;
+            finalEnd = finalEnd < 0 ? end : Math.min(finalEnd, end);
         }
-        int slot = (int) (r & (ring - 1));
-        int n = ++arrivals[sender][slot];
+        int ri = (int) (r & (ring - 1));
+        int n = ++arrivals[sender][ri];
         if (n > opsFrom[sender]) {
-            throw tooMany(sender, r, n);
+            throw new BenchmarkSetupException("rank " + me + ": round " + r + " from rank " + sender + " brought " + n
+                    + " writes with immediate data, but its plan has " + opsFrom[sender] + " for this rank");
         }
-        if (n == opsFrom[sender] && ++sendersDone[slot] == ranks - 1) {
+        if (n == opsFrom[sender] && ++sendersDone[ri] == ranks - 1) {
             advanceServed();
         }
     }
 
     private void advanceServed() {
         while (true) {
-            int slot = (int) ((served + 1) & (ring - 1));
-            if (sendersDone[slot] != ranks - 1) {
+            int ri = (int) ((served + 1) & (ring - 1));
+            if (sendersDone[ri] != ranks - 1) {
                 return;
             }
-            sendersDone[slot] = 0;
+            sendersDone[ri] = 0;
             for (int s = 0; s < ranks; s++) {
-                arrivals[s][slot] = 0;
+                arrivals[s][ri] = 0;
             }
             served++;
         }
-    }
-
-    private BenchmarkSetupException tooMany(int sender, long r, int arrived) {
-        return new BenchmarkSetupException("rank " + me + ": round " + r + " from rank " + sender + " brought " + arrived
-                + " writes with immediate data, but its plan has " + opsFrom[sender] + " for this rank");
     }
 }

@@ -281,12 +281,12 @@ public final class FabricTrial implements AutoCloseable {
     }
 
     /** Closes {@code resource} with the trial (in reverse order of ownership). */
-    void own(AutoCloseable resource) {
+    public void own(AutoCloseable resource) {
         owned.add(resource);
     }
 
     /** Stops {@code worker} (a thread driving the channels) first when the trial closes, before the endpoints. */
-    void ownWorker(AutoCloseable worker) {
+    public void ownWorker(AutoCloseable worker) {
         workers.add(worker);
     }
 
@@ -432,7 +432,7 @@ public final class FabricTrial implements AutoCloseable {
             Traffic.publish(r.bytesPerInvocation(), r.transfersPerInvocation(), r.linkGbps(), rank,
                     r.invocationIsLatency());
             Traffic.publishAlgbwBytes(r.algbwBytesPerInvocation());
-            recordProvenance();
+            recordProvenance(r);
             return r;
         } catch (RuntimeException e) {
             throw fail(e);
@@ -510,7 +510,7 @@ public final class FabricTrial implements AutoCloseable {
      * Rank 0 records the fabric facts of the run; every rank with a GPU records its GPU (which
      * one, shared or not), and device buffers say how they were registered.
      */
-    private void recordProvenance() {
+    private void recordProvenance(Rounds rounds) {
         // Every buffer of a trial is registered alike (one provider), so the first one speaks for all.
         String registration = buffers.isEmpty() ? "none" : buffers.get(0).registration().name().toLowerCase(java.util.Locale.ROOT);
         String refusal = buffers.isEmpty() ? null : buffers.get(0).dmaBufRefusal();
@@ -527,6 +527,12 @@ public final class FabricTrial implements AutoCloseable {
             Provenance.record("cuda-rank" + rank, g);
         }
         Provenance.record("locality-rank" + rank, locality.provenance(rank));
+        Map<String, Object> footprint = new LinkedHashMap<>();
+        footprint.put("benchmark", config);
+        footprint.put("slots", rounds.slots());
+        footprint.put("rounds_in_flight", rounds.roundsInFlight());
+        footprint.put("payload_bytes", buffers.stream().mapToLong(TrialBuffer::byteSize).sum());
+        Provenance.record("footprint-rank" + rank, footprint);
         if (rank != 0) {
             return;
         }

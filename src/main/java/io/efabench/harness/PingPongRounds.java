@@ -25,7 +25,7 @@ public final class PingPongRounds implements Rounds {
     private final Completion comp;
     private final Deadline deadline;
     /** Test hook, read once: the byte of every checked round's payload this rank flips before sending, or -1. */
-    private final long corruptOffset = WriteRounds.testHook("EFABENCH_CORRUPT_OFFSET");
+    private final long corruptOffset = TestHooks.integer("EFABENCH_CORRUPT_OFFSET");
 
     private int peerInFlight = -1;
     private boolean sendDone;

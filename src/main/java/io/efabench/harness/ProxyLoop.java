@@ -5,6 +5,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import io.efabench.fabric.Completion;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
+import io.efabench.harness.engine.ControlSlots;
+import io.efabench.harness.engine.OpPlan;
 import io.efabench.proxy.Mailbox;
 import io.efabench.proxy.RequestRing;
 
@@ -111,7 +113,7 @@ final class ProxyLoop implements Runnable, AutoCloseable {
 
     /** The largest write the proxy posts on a NIC of {@code maxMessage}: that, and at most 1 GiB (EFA's segment). */
     static long writeLimit(long maxMessage) {
-        return maxMessage <= 0 || maxMessage > WriteRounds.MAX_WRITE ? WriteRounds.MAX_WRITE : maxMessage;
+        return OpPlan.maxWrite(maxMessage);
     }
 
     /**

@@ -8,6 +8,8 @@ import io.efabench.fabric.Channel;
 import io.efabench.fabric.Completion;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
+import io.efabench.harness.engine.ControlSlots;
+import io.efabench.harness.engine.OpPlan;
 import io.efabench.proxy.Mailbox;
 import io.efabench.proxy.ProxyKernels;
 import io.efabench.proxy.RequestRing;
@@ -37,8 +39,8 @@ public final class ProxyRounds implements Rounds {
     private static final int ACK_CTX = 0;
 
     private final FabricTrial t;
-    /** WriteRounds' SINGLE (one channel) or MULTI (each request striped over every channel). */
-    private final WriteRounds.Layout layout;
+    /** OpPlan's SINGLE (one channel) or MULTI (each request striped over every channel). */
+    private final OpPlan.Layout layout;
     private final boolean nbi;
     private final boolean fill;
     private final long size;
@@ -75,7 +77,7 @@ public final class ProxyRounds implements Rounds {
 
     private long round;
 
-    public ProxyRounds(FabricTrial t, WriteRounds.Layout layout, boolean nbi, long size, int requests, int grid, int block,
+    public ProxyRounds(FabricTrial t, OpPlan.Layout layout, boolean nbi, long size, int requests, int grid, int block,
             boolean fill) {
         this.t = t;
         this.layout = layout;
@@ -87,7 +89,7 @@ public final class ProxyRounds implements Rounds {
         if (t.gpu == null) {
             throw new BenchmarkSetupException("the proxy experiment needs a GPU on every rank");
         }
-        if (layout == WriteRounds.Layout.ROUND_ROBIN) {
+        if (layout == OpPlan.Layout.ROUND_ROBIN) {
             throw new BenchmarkSetupException("the proxy experiment has Single and Multi layouts, not RoundRobin");
         }
         if (requests < 1 || requests > MAX_REQUESTS) {
@@ -105,7 +107,7 @@ public final class ProxyRounds implements Rounds {
         MemoryRegion[] srcMr = src.regions();
         RemoteRegion[][] dstOf = t.exchange("proxy target regions", dst.regions());
 
-        int channelHint = layout == WriteRounds.Layout.MULTI ? ProxyLoop.ALL_CHANNELS : 0;
+        int channelHint = layout == OpPlan.Layout.MULTI ? ProxyLoop.ALL_CHANNELS : 0;
         long[] maxWrite = new long[t.channels.length];
         for (int c = 0; c < maxWrite.length; c++) {
             maxWrite[c] = ProxyLoop.writeLimit(t.maxMessageSize(c));
@@ -174,7 +176,7 @@ public final class ProxyRounds implements Rounds {
 
     @Override
     public double linkGbps() {
-        if (layout == WriteRounds.Layout.SINGLE) {
+        if (layout == OpPlan.Layout.SINGLE) {
             return t.linkGbps(0);
         }
         int[] all = new int[t.channels.length];

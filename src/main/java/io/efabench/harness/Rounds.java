@@ -37,6 +37,16 @@ public interface Rounds {
         return true;
     }
 
+    /** Distinct regions the rounds in flight write ({@code -p slots}, docs/DESIGN.md), 1 where rounds reuse one. */
+    default int slots() {
+        return 1;
+    }
+
+    /** Rounds in flight: the {@code window} asked for, capped at the slots; 1 for unpipelined rounds. */
+    default int roundsInFlight() {
+        return 1;
+    }
+
     /** The peer rank the current wait is for, or -1 when it is several or none (failure messages). */
     default int peerInFlight() {
         return -1;

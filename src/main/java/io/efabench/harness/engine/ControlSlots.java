@@ -1,10 +1,12 @@
-package io.efabench.harness;
+package io.efabench.harness.engine;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 import io.efabench.fabric.Channel;
 import io.efabench.fabric.MemoryRegion;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.FabricTrial;
 
 /**
  * Small receive buffers kept posted on one channel: they take the leader's acks and, on
@@ -12,9 +14,9 @@ import io.efabench.fabric.MemoryRegion;
  * consumes at the target. Slot i uses op context {@code base + i}; a reaped slot is reposted
  * at once.
  */
-final class ControlSlots {
-    static final int SLOT_BYTES = 64;
-    static final int ACK = 3;
+public final class ControlSlots {
+    public static final int SLOT_BYTES = 64;
+    public static final int ACK = 3;
 
     private final Channel channel;
     private final MemoryRegion mr;
@@ -22,7 +24,7 @@ final class ControlSlots {
     private final int base;
     private final int count;
 
-    ControlSlots(FabricTrial trial, int channelIndex, int base, int count) {
+    public ControlSlots(FabricTrial trial, int channelIndex, int base, int count) {
         this.channel = trial.channels[channelIndex];
         this.buf = trial.allocate((long) (count + 1) * SLOT_BYTES);
         this.mr = channel.register(buf);
@@ -34,24 +36,24 @@ final class ControlSlots {
         }
     }
 
-    boolean owns(int ctx) {
+    public boolean owns(int ctx) {
         return ctx >= base && ctx < base + count;
     }
 
     /** Kind of the message that landed in the slot of {@code ctx}. */
-    int kind(int ctx) {
+    public int kind(int ctx) {
         return buf.get(ValueLayout.JAVA_INT_UNALIGNED, (long) (ctx - base) * SLOT_BYTES);
     }
 
-    int senderRank(int ctx) {
+    public int senderRank(int ctx) {
         return buf.get(ValueLayout.JAVA_INT_UNALIGNED, (long) (ctx - base) * SLOT_BYTES + 4);
     }
 
-    long round(int ctx) {
+    public long round(int ctx) {
         return buf.get(ValueLayout.JAVA_LONG_UNALIGNED, (long) (ctx - base) * SLOT_BYTES + 8);
     }
 
-    void repost(int ctx) {
+    public void repost(int ctx) {
         post(ctx - base);
     }
 
@@ -71,7 +73,7 @@ final class ControlSlots {
     }
 
     /** The extra slot past the receive slots is this side's send buffer for one message at a time. */
-    long sendOffset(int kind, int senderRank, long round) {
+    public long sendOffset(int kind, int senderRank, long round) {
         long off = (long) count * SLOT_BYTES;
         buf.set(ValueLayout.JAVA_INT_UNALIGNED, off, kind);
         buf.set(ValueLayout.JAVA_INT_UNALIGNED, off + 4, senderRank);
@@ -79,7 +81,7 @@ final class ControlSlots {
         return off;
     }
 
-    MemoryRegion mr() {
+    public MemoryRegion mr() {
         return mr;
     }
 }

@@ -1,0 +1,162 @@
+package io.efabench.harness.engine;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.efabench.harness.FabricTrial;
+
+/**
+ * The writes one round of a rank is made of: op i writes {@code len[i]} bytes at {@code offset[i]}
+ * of a peer's block to rank {@code peer[i]} on channel {@code channel[i]}; ops of group g are
+ * {@code groupStart[g]} until {@code groupStart[g + 1]} (Write runs groups one after another at
+ * window 1: the seed's targets in turn). Every op is cut at its NIC's max message size and at
+ * {@link #MAX_WRITE}. A plan is a layout, kept apart from the loops that post it, and travels as
+ * bytes: Write's targets adopt the leader's plan, so NICs that differ still expect exactly the
+ * ops the leader posts.
+ */
+public final class OpPlan {
+    public enum Layout { SINGLE, MULTI, ROUND_ROBIN }
+
+    /**
+     * Writes carrying data are cut here at most: EFA splits larger RMA at
+     * FI_EFA_WRITE_SEGMENT_SIZE and delivers the immediate on every segment.
+     */
+    public static final long MAX_WRITE = 1L << 30;
+
+    public final int[] peer;
+    public final int[] channel;
+    public final long[] offset;
+    public final long[] len;
+    public final int[] groupStart;
+
+    private OpPlan(List<long[]> ops, List<Integer> starts) {
+        int n = ops.size();
+        peer = new int[n];
+        channel = new int[n];
+        offset = new long[n];
+        len = new long[n];
+        for (int i = 0; i < n; i++) {
+            long[] op = ops.get(i);
+            peer[i] = (int) op[0];
+            channel[i] = (int) op[1];
+            offset[i] = op[2];
+            len[i] = op[3];
+        }
+        groupStart = starts.stream().mapToInt(Integer::intValue).toArray();
+    }
+
+    /** Write, rank 0 to ranks 1..N-1: a group per target (SINGLE, MULTI), one group of all targets (ROUND_ROBIN). */
+    public static OpPlan write(FabricTrial t, Layout layout, long size) {
+        List<long[]> ops = new ArrayList<>();
+        List<Integer> starts = new ArrayList<>();
+        for (int k = 1; k < t.size; k++) {
+            if (layout != Layout.ROUND_ROBIN || k == 1) {
+                starts.add(ops.size());
+            }
+            addPeerOps(ops, t, layout, k, size);
+        }
+        starts.add(ops.size());
+        return new OpPlan(ops, starts);
+    }
+
+    /** All-to-all: this rank to every other, peers from rank + 1 on (so N ranks do not all start on one target). */
+    public static OpPlan allToAll(FabricTrial t, Layout layout, long size) {
+        List<long[]> ops = new ArrayList<>();
+        for (int k = 1; k < t.size; k++) {
+            addPeerOps(ops, t, layout, (t.rank + k) % t.size, size);
+        }
+        return new OpPlan(ops, List.of(0, ops.size()));
+    }
+
+    public int ops() {
+        return peer.length;
+    }
+
+    public int groups() {
+        return groupStart.length - 1;
+    }
+
+    /** Ops per channel of {@code channels}. */
+    public int[] perChannel(int channels) {
+        int[] n = new int[channels];
+        for (int c : channel) {
+            n[c]++;
+        }
+        return n;
+    }
+
+    /** Most ops of one peer on one channel. */
+    public int maxPerPeerChannel(int ranks, int channels) {
+        int[][] n = new int[ranks][channels];
+        int max = 0;
+        for (int i = 0; i < ops(); i++) {
+            max = Math.max(max, ++n[peer[i]][channel[i]]);
+        }
+        return max;
+    }
+
+    /**
+     * The ops {peer, channel, offset in the block, length} that write one {@code size}-byte block
+     * to {@code peer} under {@code layout}, as rank {@code t.rank} plans them: SINGLE on channel 0,
+     * MULTI one stripe per channel, ROUND_ROBIN on channel (peer + rank) % channels.
+     */
+    static void addPeerOps(List<long[]> ops, FabricTrial t, Layout layout, int peer, long size) {
+        int nch = t.channels.length;
+        switch (layout) {
+            case SINGLE -> addChunks(ops, t.maxMessageSize(0), peer, 0, 0, size);
+            case MULTI -> {
+                long stripe = size / nch;
+                for (int c = 0; c < nch; c++) {
+                    long off = c * stripe;
+                    addChunks(ops, t.maxMessageSize(c), peer, c, off, c == nch - 1 ? size - off : stripe);
+                }
+            }
+            case ROUND_ROBIN -> {
+                int c = (peer + t.rank) % nch;
+                addChunks(ops, t.maxMessageSize(c), peer, c, 0, size);
+            }
+        }
+    }
+
+    /** The largest write on a NIC whose max message size is {@code maxMessage}: that, or 1 GiB where larger or unreported. */
+    public static long maxWrite(long maxMessage) {
+        return maxMessage <= 0 || maxMessage > MAX_WRITE ? MAX_WRITE : maxMessage;
+    }
+
+    private static void addChunks(List<long[]> ops, long maxMessage, int peer, int channel, long off, long len) {
+        long max = maxWrite(maxMessage);
+        for (long done = 0; done < len; ) {
+            long n = Math.min(max, len - done);
+            ops.add(new long[] {peer, channel, off + done, n});
+            done += n;
+        }
+    }
+
+    public byte[] encode() {
+        ByteBuffer b = ByteBuffer.allocate(8 + 24 * ops() + 4 * groupStart.length);
+        b.putInt(ops()).putInt(groupStart.length);
+        for (int i = 0; i < ops(); i++) {
+            b.putInt(peer[i]).putInt(channel[i]).putLong(offset[i]).putLong(len[i]);
+        }
+        for (int g : groupStart) {
+            b.putInt(g);
+        }
+        return b.array();
+    }
+
+    public static OpPlan decode(byte[] bytes) {
+        ByteBuffer b = ByteBuffer.wrap(bytes);
+        int n = b.getInt();
+        int g = b.getInt();
+        List<long[]> ops = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            ops.add(new long[] {b.getInt(), b.getInt(), b.getLong(), b.getLong()});
+        }
+        List<Integer> starts = new ArrayList<>(g);
+        for (int i = 0; i < g; i++) {
+            starts.add(b.getInt());
+        }
+        return new OpPlan(ops, starts);
+    }
+}

@@ -1,0 +1,215 @@
+package io.efabench.harness.engine;
+
+import io.efabench.fabric.Channel;
+import io.efabench.fabric.Completion;
+import io.efabench.fabric.MemoryRegion;
+import io.efabench.fabric.RemoteRegion;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.Deadline;
+import io.efabench.harness.FabricTrial;
+
+/**
+ * What every write workload needs of the fabric, written once: op contexts per channel (a free
+ * list, and a workload tag per context), posting with retry and progress, the one CQ loop that
+ * hands every completion to the workload's {@link Sink}, the control slots (acks, and the
+ * receives that FI_RX_CQ_DATA consumes) and the ack itself. It owns the writes in flight per
+ * channel; which rounds are in flight is the scheduler's ({@link RoundPipeline}). Allocation-free
+ * after construction.
+ */
+public final class WriteEngine {
+    /** Write contexts are 0..{@link #MAX_CONTEXTS}-1, the ack send uses {@link #ACK_CTX}, control slots start at {@link #SLOT_BASE}. */
+    static final int SLOT_BASE = 512;
+    static final int ACK_CTX = SLOT_BASE - 1;
+    public static final int MAX_CONTEXTS = ACK_CTX;
+    /** Receive slots per channel. */
+    public static final int SLOTS = 256;
+
+    /** The workload's side of the CQ loop; every call comes from {@link #progress}. */
+    public interface Sink {
+        /** A write this rank posted completed locally; {@code tag} is what it was posted with. */
+        void writeDone(int tag);
+
+        /** A write with immediate data {@code data} landed in this rank's memory. */
+        void arrived(long data);
+
+        /** Rank {@code from} acked every round up to {@code round}. */
+        default void acked(int from, long round) {
+            throw new BenchmarkSetupException("an ack from rank " + from + " where this workload sends none");
+        }
+    }
+
+    private final FabricTrial t;
+    private final Channel[] channels;
+    private final Sink sink;
+    private final Completion comp;
+    private final Deadline deadline;
+    private final ControlSlots[] slots;
+    private final int[][] freeCtx;
+    private final int[] freeTop;
+    private final int[][] tagOf;
+    private final int injectPollEvery;
+    private int injectedSincePoll;
+    private int sendsPending;
+
+    /**
+     * @param contexts          write contexts per channel (at most {@link #MAX_CONTEXTS})
+     * @param acks              whether acks travel (receive slots on channel 0)
+     * @param unservedPerChannel most writes with immediate data a channel may hold unserved at this rank
+     *                          (receives consumed under FI_RX_CQ_DATA); at most {@link #SLOTS}
+     * @param injectPollEvery   injected writes between two reads of the CQs (shm recycles its inject buffers then)
+     */
+    public WriteEngine(FabricTrial t, int[] contexts, boolean acks, long[] unservedPerChannel, int injectPollEvery,
+            Sink sink) {
+        this.t = t;
+        this.channels = t.channels;
+        this.sink = sink;
+        this.comp = t.completion;
+        this.deadline = new Deadline(t.group, t.timeout);
+        this.injectPollEvery = Math.max(1, injectPollEvery);
+        int nch = channels.length;
+        freeCtx = new int[nch][];
+        tagOf = new int[nch][];
+        freeTop = new int[nch];
+        slots = new ControlSlots[nch];
+        for (int c = 0; c < nch; c++) {
+            if (contexts[c] > MAX_CONTEXTS) {
+                throw new BenchmarkSetupException(contexts[c] + " writes could be in flight on channel " + c + "; at most "
+                        + MAX_CONTEXTS + " (use a smaller window, fewer ranks or more channels)");
+            }
+            freeCtx[c] = new int[contexts[c]];
+            tagOf[c] = new int[contexts[c]];
+            for (int k = 0; k < contexts[c]; k++) {
+                freeCtx[c][k] = contexts[c] - 1 - k;
+            }
+            freeTop[c] = contexts[c];
+            boolean consumes = channels[c].rxCqDataConsumesRecv();
+            if (consumes && unservedPerChannel[c] > SLOTS) {
+                throw new BenchmarkSetupException(unservedPerChannel[c] + " writes could be unserved on channel " + c + " ("
+                        + channels[c].nic().provider() + " consumes a receive per immediate); at most " + SLOTS
+                        + " (use a smaller window or fewer chunks)");
+            }
+            if ((acks && c == 0) || consumes) {
+                slots[c] = new ControlSlots(t, c, SLOT_BASE, SLOTS);
+            }
+        }
+    }
+
+    /** Writes posted on channel {@code c} and not completed locally. */
+    public int inFlight(int c) {
+        return freeCtx[c].length - freeTop[c];
+    }
+
+    /**
+     * Posts a write of {@code len} bytes with immediate {@code imm}; waits (with progress) for a
+     * free context and while the provider says -FI_EAGAIN. {@code peer} and {@code round} name the
+     * wait in a failure.
+     */
+    public void write(int c, MemoryRegion src, long srcOff, long len, int peer, RemoteRegion dst, long dstOff, long imm,
+            int tag, long round) {
+        if (freeTop[c] == 0) {
+            deadline.start();
+            while (freeTop[c] == 0) {
+                progress();
+                deadline.check("waiting for a local write completion (contexts full)", peer, round);
+            }
+        }
+        int ctx = freeCtx[c][--freeTop[c]];
+        tagOf[c][ctx] = tag;
+        Channel ch = channels[c];
+        long dest = t.peer[peer][c];
+        if (ch.tryWrite(src, srcOff, len, dest, dst, dstOff, imm, true, ctx) != 0) {
+            deadline.start();
+            while (ch.tryWrite(src, srcOff, len, dest, dst, dstOff, imm, true, ctx) != 0) {
+                progress();
+                deadline.check("posting a write", peer, round);
+            }
+        }
+    }
+
+    /**
+     * Posts a write with fi_inject_writedata: no context, no local completion, complete once
+     * posted. The provider still needs progress to recycle its inject buffers, so the CQs are
+     * read once every {@code injectPollEvery} injected writes.
+     */
+    public void inject(int c, MemoryRegion src, long srcOff, long len, int peer, RemoteRegion dst, long dstOff, long imm,
+            long round) {
+        if (++injectedSincePoll >= injectPollEvery) {
+            injectedSincePoll = 0;
+            progress();
+        }
+        Channel ch = channels[c];
+        long dest = t.peer[peer][c];
+        if (ch.tryInjectWrite(src, srcOff, len, dest, dst, dstOff, imm) != 0) {
+            deadline.start();
+            while (ch.tryInjectWrite(src, srcOff, len, dest, dst, dstOff, imm) != 0) {
+                progress();
+                deadline.check("posting an injected write", peer, round);
+            }
+        }
+    }
+
+    /** Sends rank 0 the ack of every round up to {@code round} on channel 0 and waits for its local completion. */
+    public void ack(long round) {
+        ControlSlots s = slots[0];
+        long off = s.sendOffset(ControlSlots.ACK, t.rank, round);
+        Channel ch = channels[0];
+        long dest = t.peer[0][0];
+        if (ch.trySend(s.mr(), off, 16, dest, 0, false, ACK_CTX) != 0) {
+            deadline.start();
+            while (ch.trySend(s.mr(), off, 16, dest, 0, false, ACK_CTX) != 0) {
+                progress();
+                deadline.check("posting an ack", 0, round);
+            }
+        }
+        sendsPending++;
+        deadline.start();
+        while (sendsPending > 0) {
+            progress();
+            deadline.check("sending the ack", 0, round);
+        }
+    }
+
+    /**
+     * One fi_cq_read of up to Completion.BATCH entries per channel, each handed to the sink;
+     * true if any channel had one. Callers loop on their own condition: not draining a CQ until
+     * it reads empty keeps an extra fi_cq_read (on tcp a poll() and a read()) off the path
+     * between the completion awaited and the next post.
+     */
+    public boolean progress() {
+        boolean any = false;
+        for (int c = 0; c < channels.length; c++) {
+            int n = channels[c].pollBatch(comp);
+            for (int i = 0; i < n; i++) {
+                comp.select(i);
+                handle(c);
+            }
+            any |= n > 0;
+        }
+        return any;
+    }
+
+    private void handle(int c) {
+        if (comp.isRemoteWrite()) {
+            sink.arrived(comp.data());
+            ControlSlots s = slots[c];
+            if (s != null && channels[c].rxCqDataConsumesRecv() && s.owns(comp.context())) {
+                s.repost(comp.context());
+            }
+        } else if (comp.isRecv()) {
+            int ctx = comp.context();
+            ControlSlots s = slots[c];
+            if (s.kind(ctx) == ControlSlots.ACK) {
+                sink.acked(s.senderRank(ctx), s.round(ctx));
+            }
+            s.repost(ctx);
+        } else {
+            int ctx = comp.context();
+            if (ctx == ACK_CTX) {
+                sendsPending--;
+                return;
+            }
+            freeCtx[c][freeTop[c]++] = ctx;
+            sink.writeDone(tagOf[c][ctx]);
+        }
+    }
+}
