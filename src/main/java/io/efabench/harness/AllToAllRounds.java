@@ -1,14 +1,14 @@
 package io.efabench.harness;
 
-import java.nio.ByteBuffer;
 import java.util.Arrays;
-import java.util.List;
 
 import io.efabench.fabric.Channel;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
+import io.efabench.harness.engine.ArrivalCounter;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
+import io.efabench.harness.engine.LocalCompletions;
 import io.efabench.harness.engine.OpPlan;
 import io.efabench.harness.engine.OpPlan.Layout;
 import io.efabench.harness.engine.RoundPipeline;
@@ -22,15 +22,11 @@ import io.efabench.harness.engine.WriteEngine;
  *
  * <p>Buffers: {@code slots} slots of one {@code size} block per rank. In round r (slot r mod
  * slots) rank s writes its block (slot, p) of {@code src} into block (slot, s) of rank p's
- * {@code dst}. SINGLE writes every peer on channel 0, MULTI stripes each block over all channels,
- * ROUND_ROBIN writes peer p on channel (p + rank) % channels (the seed's rule).
- *
- * <p>A receiver counts each sender's writes per round against that sender's plan (allgathered
- * at setup), so a lost, duplicated or misrouted write fails the round. A round is complete at a
- * rank when its own writes completed locally and every peer's writes of it arrived. {@code window}
- * W rounds may be in flight: a rank posts round r only once round r - W completed, so no rank
- * runs more than W rounds ahead of any other, and a timed invocation ends when the oldest round
- * in flight completed (counted = completed). W = 1: an invocation is one all-to-all's latency.
+ * {@code dst}. A round is complete at a rank when its own writes completed locally and every
+ * peer's writes of it arrived ({@link ArrivalCounter}). {@code window} W rounds may be in flight
+ * (capped at the slots): a rank posts round r only once round r - W completed, so no rank runs
+ * more than W rounds ahead of any other, and a timed invocation ends when the oldest round in
+ * flight completed (counted = completed). W = 1: an invocation is one all-to-all's latency.
  *
  * <p>End of an iteration: rank 0 takes END = its last round + W, the highest round any rank can
  * have posted, announces it on the rendezvous and marks its writes of the untimed rounds it then
@@ -50,41 +46,22 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
     private final int slots;
     private final int ranks;
     private final int me;
-    private final int ring;
-    private final int ringBits;
     private final TrialBuffer src;
     private final TrialBuffer dst;
     private final MemoryRegion[] srcMr;
     private final RemoteRegion[][] dstOf;
     private final OpPlan plan;
-    /** Writes each sender's plan sends this rank per round. */
-    private final int[] opsFrom;
     private final WriteEngine engine;
     private final RoundPipeline pipeline;
+    private final LocalCompletions local;
+    private final ArrivalCounter arrivals;
+    private final PeerSpread spread;
 
-    // Sender side, per ring slot of this rank's rounds: when posted, whether counted, writes not completed (all / per peer).
-    private final long[] postedAt;
-    private final boolean[] timedRound;
-    private final int[] pendingInRound;
-    private final int[][] pendingTo;
-    // Per peer, over this iteration's timed rounds: summed ns from a round's post to the local completion of its last write.
-    private final long[] peerNanos;
-    private final long[] peerRounds;
-
-    // Receiver side.
-    private final int[][] arrivals;
-    private final int[] sendersDone;
-    private long served;
-    /** END as learned from rank 0's first FINAL write of this iteration, or -1. */
+    /** END as learned from rank 0's FINAL writes of this iteration (the smallest bound), or -1. */
     private long finalEnd = -1;
     private int kind = Immediate.DATA;
     private boolean timed;
     private boolean checking;
-    private int writesInFlight;
-
-    private long iterationStart;
-    private long lastRoundEnd;
-    private long timedRounds;
 
     /** Test hooks, applied by rank N-1: EFABENCH_CORRUPT_OFFSET flips that byte of its checked block for one peer. */
     private final long corruptOffset = TestHooks.integer("EFABENCH_CORRUPT_OFFSET");
@@ -116,38 +93,21 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         long perSlot = Footprint.bufferBytes(ranks, size);
         this.slots = Footprint.slots(slotsParam, windowParam, perSlot);
         this.window = Math.min(windowParam, slots);
-        this.ring = Integer.highestOneBit(2 * window + 1) * 2;
-        this.ringBits = Integer.numberOfTrailingZeros(ring);
         src = t.buffer(Footprint.bufferBytes(slots, perSlot));
         dst = t.buffer(Footprint.bufferBytes(slots, perSlot));
         srcMr = src.regions();
         dstOf = t.exchange("all-to-all destination regions", dst.regions());
-
         plan = OpPlan.allToAll(t, layout, size);
-        // Every rank learns what every sender's plan brings it, per channel: NICs (max message size) may differ.
-        ByteBuffer mine = ByteBuffer.allocate(4 * ranks * nch);
-        int[][] perPeerChannel = new int[ranks][nch];
-        for (int i = 0; i < plan.ops(); i++) {
-            perPeerChannel[plan.peer[i]][plan.channel[i]]++;
-        }
-        for (int p = 0; p < ranks; p++) {
-            for (int c = 0; c < nch; c++) {
-                mine.putInt(perPeerChannel[p][c]);
-            }
-        }
-        List<byte[]> all = t.group.allgather("all-to-all op plans", mine.array(), t.timeout);
-        opsFrom = new int[ranks];
+
+        // A rank posts round r only once it has every peer's round r - W: at most 2W + 1 rounds arrive unserved.
+        int unservedRounds = 2 * window + 1;
+        int[][] incoming = OpPlan.incoming(t, plan);
+        int[] opsFrom = new int[ranks];
         long[] unserved = new long[nch];
         for (int s = 0; s < ranks; s++) {
-            ByteBuffer b = ByteBuffer.wrap(all.get(s));
-            for (int p = 0; p < ranks; p++) {
-                for (int c = 0; c < nch; c++) {
-                    int k = b.getInt();
-                    if (p == me && s != me) {
-                        opsFrom[s] += k;
-                        unserved[c] += (long) k * ring;
-                    }
-                }
+            for (int c = 0; c < nch; c++) {
+                opsFrom[s] += incoming[s][c];
+                unserved[c] += (long) incoming[s][c] * unservedRounds;
             }
         }
         int[] contexts = plan.perChannel(nch);
@@ -156,14 +116,9 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         }
         engine = new WriteEngine(t, contexts, false, unserved, 1, this);
         pipeline = new RoundPipeline(this, window, slots, new Deadline(t.group, t.timeout));
-        postedAt = new long[ring];
-        timedRound = new boolean[ring];
-        pendingInRound = new int[ring];
-        pendingTo = new int[ranks][ring];
-        peerNanos = new long[ranks];
-        peerRounds = new long[ranks];
-        arrivals = new int[ranks][ring];
-        sendersDone = new int[ring];
+        local = new LocalCompletions(ranks, unservedRounds);
+        arrivals = new ArrivalCounter(me, opsFrom, unservedRounds);
+        spread = new PeerSpread(ranks, local.ring());
         for (int s = 0; s < slots; s++) {
             for (int p = 0; p < ranks; p++) {
                 if (p != me) {
@@ -225,7 +180,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
 
     @Override
     public int peerInFlight() {
-        return firstMissing();
+        return arrivals.firstMissing();
     }
 
     // ---- rounds --------------------------------------------------------------------------
@@ -234,8 +189,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
     @Override
     public void leaderRound() {
         pipeline.timed();
-        lastRoundEnd = System.nanoTime();
-        timedRounds++;
+        spread.roundDone();
     }
 
     /** Any other rank's invocation: the same, or nothing once the rounds up to END are posted. */
@@ -245,8 +199,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
             return;
         }
         pipeline.timed();
-        lastRoundEnd = System.nanoTime();
-        timedRounds++;
+        spread.roundDone();
     }
 
     /**
@@ -257,13 +210,8 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
     private boolean pastEnd() {
         long next = pipeline.posted() + 1;
         pipeline.await(next - window);
-        long end = end();
+        long end = finalEnd >= 0 ? finalEnd : t.endedRounds();
         return end >= 0 && next > end;
-    }
-
-    /** END of this iteration if known (rendezvous or rank 0's FINAL writes), else -1. */
-    private long end() {
-        return finalEnd >= 0 ? finalEnd : t.endedRounds();
     }
 
     @Override
@@ -283,18 +231,13 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         pipeline.warm();
         timed = true;
         pipeline.fill();
-        Arrays.fill(peerNanos, 0);
-        Arrays.fill(peerRounds, 0);
-        timedRounds = 0;
-        iterationStart = System.nanoTime();
-        lastRoundEnd = iterationStart;
+        spread.start();
     }
 
     @Override
     public void post(long r) {
-        int ri = (int) (r & (ring - 1));
-        postedAt[ri] = System.nanoTime();
-        timedRound[ri] = timed;
+        local.begin(r);
+        spread.roundPosted(local.index(r), timed);
         int slot = pipeline.slot(r);
         long imm = Immediate.encode(kind, me, r);
         for (int i = 0; i < plan.ops(); i++) {
@@ -302,24 +245,21 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
             int peer = plan.peer[i];
             long dstOff = block(slot, me) + plan.offset[i];
             long len = plan.len[i];
-            if (checking && me == ranks - 1 && fault.fires(writesInFlight)) {
+            if (checking && me == ranks - 1 && fault.fires(local.inFlight())) {
                 if (fault.kind == TestHooks.PipelineFault.Kind.MISDIRECT) {
                     dstOff = block((slot + 1) % slots, me) + plan.offset[i];
                 } else {
                     len = Math.min(64, len);
                 }
             }
-            pendingInRound[ri]++;
-            pendingTo[peer][ri]++;
-            writesInFlight++;
             engine.write(c, srcMr[c], block(slot, peer) + plan.offset[i], len, peer, dstOf[peer][c], dstOff, imm,
-                    (peer << ringBits) | ri, r);
+                    local.posted(r, peer), r);
         }
     }
 
     @Override
     public boolean complete(long r) {
-        return served >= r && pendingInRound[(int) (r & (ring - 1))] == 0;
+        return arrivals.served() >= r && local.complete(r);
     }
 
     @Override
@@ -334,20 +274,8 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
 
     @Override
     public int peerAwaited(long r) {
-        int s = firstMissing();
+        int s = arrivals.firstMissing();
         return s >= 0 ? s : (me + 1) % ranks;
-    }
-
-    /** The first sender whose writes of round served + 1 are incomplete (failure messages), or -1. */
-    private int firstMissing() {
-        int ri = (int) ((served + 1) & (ring - 1));
-        for (int k = 1; k < ranks; k++) {
-            int s = (me + ranks - k) % ranks;
-            if (arrivals[s][ri] < opsFrom[s]) {
-                return s;
-            }
-        }
-        return -1;
     }
 
     // ---- end of an iteration --------------------------------------------------------------
@@ -374,18 +302,18 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         while (!pastEnd()) {
             pipeline.post();
         }
-        finish(end());
+        finish(pipeline.posted());
     }
 
     /** Everything up to {@code end} drained (uncounted), then the checked pass and the iteration's spread. */
     private void finish(long end) {
         pipeline.drain();
-        if (pipeline.posted() != end || served != end) {
-            throw new BenchmarkSetupException("rank " + me + ": all-to-all round " + pipeline.posted() + " (served " + served
-                    + ") past END " + end);
+        if (pipeline.posted() != end || arrivals.served() != end) {
+            throw new BenchmarkSetupException("rank " + me + ": all-to-all round " + pipeline.posted() + " (served "
+                    + arrivals.served() + ") past END " + end);
         }
         checkedPass(end);
-        spread();
+        spread.publish(t, size, bytesPerInvocation());
     }
 
     private void checkedPass(long end) {
@@ -417,119 +345,37 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         for (int q = 1; q <= slots && verdict == null; q++) {
             int slot = pipeline.slot(end + q);
             for (int s = 0; s < ranks && verdict == null; s++) {
-                if (s != me) {
-                    try {
+                try {
+                    if (s != me) {
                         dst.verify(block(slot, s), size, s, me, end + q);
-                    } catch (Payload.CorruptionException e) {
-                        verdict = e.getMessage() + " (" + t.benchmark() + " " + layout + ", block of rank " + s + ", slot "
-                                + slot + " of " + slots + ")";
                     }
+                } catch (Payload.CorruptionException e) {
+                    verdict = e.getMessage() + " (" + t.benchmark() + " " + layout + ", block of rank " + s + ", slot "
+                            + slot + " of " + slots + ")";
                 }
             }
         }
         t.verdicts("all-to-all checked rounds " + (end + 1) + ".." + (end + slots), verdict);
     }
 
-    /**
-     * Every rank's mean round time and per-peer write times of the iteration, gathered; rank 0
-     * publishes the slowest rank's bandwidth and the lowest and highest per-peer receive
-     * bandwidth ({@link Metrics}).
-     */
-    private void spread() {
-        ByteBuffer mine = ByteBuffer.allocate(8 * (1 + ranks));
-        mine.putDouble(timedRounds > 0 ? (double) (lastRoundEnd - iterationStart) / timedRounds : Double.NaN);
-        for (int p = 0; p < ranks; p++) {
-            mine.putDouble(peerRounds[p] > 0 ? (double) peerNanos[p] / peerRounds[p] : Double.NaN);
-        }
-        List<byte[]> all = t.group.allgather("all-to-all round times", mine.array(), t.timeout);
-        if (me != 0) {
-            return;
-        }
-        double slowest = 0;
-        double[] sum = new double[ranks];
-        int[] count = new int[ranks];
-        for (int s = 0; s < ranks; s++) {
-            ByteBuffer b = ByteBuffer.wrap(all.get(s));
-            double roundNs = b.getDouble();
-            if (!Double.isNaN(roundNs)) {
-                slowest = Math.max(slowest, roundNs);
-            }
-            for (int q = 0; q < ranks; q++) {
-                double ns = b.getDouble();
-                if (q != s && !Double.isNaN(ns)) {
-                    sum[q] += ns;
-                    count[q]++;
-                }
-            }
-        }
-        double min = Double.POSITIVE_INFINITY;
-        double max = 0;
-        for (int q = 0; q < ranks; q++) {
-            if (count[q] > 0 && sum[q] > 0) {
-                double g = Metrics.gbps(size, sum[q] / count[q] / 1e9);
-                min = Math.min(min, g);
-                max = Math.max(max, g);
-            }
-        }
-        Traffic.publishIterationSpread(min, max, slowest > 0 ? Metrics.gbps(bytesPerInvocation(), slowest / 1e9) : 0);
-    }
-
     // ---- completions (WriteEngine.Sink) -----------------------------------------------------
 
     @Override
     public void writeDone(int tag) {
-        int ri = tag & (ring - 1);
-        int peer = tag >>> ringBits;
-        pendingInRound[ri]--;
-        writesInFlight--;
-        if (--pendingTo[peer][ri] == 0 && timedRound[ri]) {
-            peerNanos[peer] += System.nanoTime() - postedAt[ri];
-            peerRounds[peer]++;
+        int peer = local.done(tag);
+        if (peer >= 0) {
+            spread.peerDone(peer, local.roundIndex(tag));
         }
     }
 
     @Override
     public void arrived(long data) {
-        int sender = Immediate.sender(data);
-        if (sender >= ranks || sender == me) {
-            throw new BenchmarkSetupException("rank " + me + ": a write with immediate data names sender rank " + sender
-                    + " (of " + ranks + "): not a peer");
-        }
-        long ahead = Immediate.roundsAhead(data, served + 1);
-        if (ahead >= ring) {
-            throw new BenchmarkSetupException("rank " + me + ": a write of round " + Immediate.roundBits(data)
-                    + " (mod 2^20) from rank " + sender + " arrived after this rank served round " + served
-                    + ": more writes than rank " + sender + "'s plan of " + opsFrom[sender] + " per round");
-        }
-        long r = served + 1 + ahead;
+        long r = arrivals.arrived(data);
         if (Immediate.kind(data) == Immediate.FINAL) {
             // Writes are unordered: a later FINAL round may arrive first and overstate END; the
             // first one (END - W + 1) has arrived by the time END matters (pastEnd).
             long end = r - 1 + window;
             finalEnd = finalEnd < 0 ? end : Math.min(finalEnd, end);
-        }
-        int ri = (int) (r & (ring - 1));
-        int n = ++arrivals[sender][ri];
-        if (n > opsFrom[sender]) {
-            throw new BenchmarkSetupException("rank " + me + ": round " + r + " from rank " + sender + " brought " + n
-                    + " writes with immediate data, but its plan has " + opsFrom[sender] + " for this rank");
-        }
-        if (n == opsFrom[sender] && ++sendersDone[ri] == ranks - 1) {
-            advanceServed();
-        }
-    }
-
-    private void advanceServed() {
-        while (true) {
-            int ri = (int) ((served + 1) & (ring - 1));
-            if (sendersDone[ri] != ranks - 1) {
-                return;
-            }
-            sendersDone[ri] = 0;
-            for (int s = 0; s < ranks; s++) {
-                arrivals[s][ri] = 0;
-            }
-            served++;
         }
     }
 }

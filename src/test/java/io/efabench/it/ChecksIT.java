@@ -89,6 +89,31 @@ class ChecksIT {
                 + " complete within 5 s \\(EFABENCH_TIMEOUT_S\\); \\d+ of the \\d+ planned writes arrived");
     }
 
+    /**
+     * The checked pass runs pipelined, as timed rounds do: a write misdirected to the next slot, or
+     * an immediate delivered with only 64 bytes of its payload, only while another write of the
+     * same rank is in flight, fails naming rank, peer, round and slot. With one write in flight at a
+     * time the fault's condition never holds and the run passes: a checked pass drained after every
+     * write would pass at window 64 too.
+     */
+    @ParameterizedTest(name = "{0} {1}")
+    @org.junit.jupiter.params.provider.CsvSource({"WriteBenchmark, misdirect", "WriteBenchmark, short",
+        "AllToAllBenchmark, misdirect", "AllToAllBenchmark, short"})
+    void aFaultOnlyWhileWritesAreInFlightFailsNamingRankPeerRoundAndSlot(String benchmark, String fault) throws Exception {
+        boolean write = benchmark.startsWith("Write");
+        List<String> deep = Ranks.quick(benchmark, "-p", "size=64K", "-p", "config=SinglePin", "-p",
+                "window=" + (write ? 64 : 8));
+        Ranks r = Ranks.start(tmp.resolve("deep"), 3, "shm", deep,
+                (rank, cmd, env) -> env.put("EFABENCH_TEST_PIPELINE_FAULT", fault));
+        assertAllFail(r, write ? "rank [12]: corrupted byte at offset \\d+ of round \\d+ from rank 0: .*\\(slot \\d+ of 64,"
+                : "rank [01]: corrupted byte at offset \\d+ of round \\d+ from rank 2: .*block of rank 2, slot \\d+ of 8\\)");
+        // One write in flight at a time: Write's targets in turn at window 1; all-to-all of two ranks at
+        // window 1 (with three, a round's writes to both peers are in flight together).
+        List<String> one = Ranks.quick(benchmark, "-p", "size=64K", "-p", "config=SinglePin", "-p", "window=1");
+        Ranks.start(tmp.resolve("one"), write ? 3 : 2, "shm", one,
+                (rank, cmd, env) -> env.put("EFABENCH_TEST_PIPELINE_FAULT", fault)).awaitClean(240);
+    }
+
     /** Rank 2 flips one byte of its checked pong: the leader's check of the pong catches it. */
     @Test
     void aCorruptedPongFails() throws Exception {

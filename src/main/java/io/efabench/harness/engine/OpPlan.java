@@ -69,6 +69,37 @@ public final class OpPlan {
         return new OpPlan(ops, List.of(0, ops.size()));
     }
 
+    /**
+     * What every rank's all-to-all plan sends this rank per round, by sender and channel,
+     * allgathered: NICs (max message size) may differ between ranks.
+     */
+    public static int[][] incoming(FabricTrial t, OpPlan mine) {
+        int nch = t.channels.length;
+        int[][] out = new int[t.size][nch];
+        for (int i = 0; i < mine.ops(); i++) {
+            out[mine.peer[i]][mine.channel[i]]++;
+        }
+        ByteBuffer b = ByteBuffer.allocate(4 * t.size * nch);
+        for (int[] perChannel : out) {
+            for (int k : perChannel) {
+                b.putInt(k);
+            }
+        }
+        List<byte[]> all = t.group.allgather("all-to-all op plans", b.array(), t.timeout);
+        for (int s = 0; s < t.size; s++) {
+            ByteBuffer theirs = ByteBuffer.wrap(all.get(s));
+            for (int p = 0; p < t.size; p++) {
+                for (int c = 0; c < nch; c++) {
+                    int k = theirs.getInt();
+                    if (p == t.rank) {
+                        out[s][c] = s == t.rank ? 0 : k;
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
     public int ops() {
         return peer.length;
     }

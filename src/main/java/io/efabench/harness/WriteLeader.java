@@ -1,0 +1,239 @@
+package io.efabench.harness;
+
+import io.efabench.fabric.MemoryRegion;
+import io.efabench.fabric.RemoteRegion;
+import io.efabench.harness.engine.Immediate;
+import io.efabench.harness.engine.LocalCompletions;
+import io.efabench.harness.engine.OpPlan;
+import io.efabench.harness.engine.OpPlan.Layout;
+import io.efabench.harness.engine.RoundPipeline;
+import io.efabench.harness.engine.WriteEngine;
+
+/** Rank 0 of {@link WriteRounds}: posts the rounds, reaps, takes the acks, runs the checked pass. */
+final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
+    private final WriteRounds w;
+    private final FabricTrial t;
+    private final OpPlan plan;
+    private final TrialBuffer src;
+    private final MemoryRegion[] srcMr;
+    private final RemoteRegion[][] dstOf;
+    /** Op i goes out with fi_inject_writedata (host memory, at most the inject size: fi_rma_bw's rule). */
+    private final boolean[] injectOp;
+    private final int[] lastOpTo;
+    private final WriteEngine engine;
+    private final RoundPipeline pipeline;
+    private final Deadline deadline;
+    private final TestHooks.PipelineFault fault = TestHooks.PipelineFault.fromEnvironment();
+    private final LocalCompletions local;
+    private final long[] acked;
+    private boolean checking;
+    private int peerInFlight = -1;
+
+    WriteLeader(WriteRounds w, TrialBuffer src, RemoteRegion[][] dstOf, boolean inject) {
+        this.w = w;
+        this.t = w.t;
+        this.plan = w.plan;
+        this.src = src;
+        this.srcMr = src.regions();
+        this.dstOf = dstOf;
+        this.deadline = new Deadline(t.group, t.timeout);
+        int n = plan.ops();
+        injectOp = new boolean[n];
+        lastOpTo = new int[t.size];
+        for (int i = 0; i < n; i++) {
+            int c = plan.channel[i];
+            injectOp[i] = inject && t.memory() == MemoryKind.HOST && plan.len[i] <= t.channels[c].nic().injectSize();
+            lastOpTo[plan.peer[i]] = i;
+        }
+        acked = new long[t.size];
+        local = new LocalCompletions(t.size, w.window);
+        int[] contexts = plan.perChannel(t.channels.length);
+        for (int c = 0; c < contexts.length; c++) {
+            contexts[c] *= w.window;
+        }
+        engine = new WriteEngine(t, contexts, true, w.unservedPerChannel(), Math.max(1, w.window / 2), this);
+        pipeline = new RoundPipeline(this, w.window, w.slots, deadline);
+        for (int s = 0; s < w.slots; s++) {
+            for (int k = 1; k < t.size; k++) {
+                src.fill(block(s, k), w.size, 0, k, 0);
+            }
+        }
+    }
+
+    /** Offset of the source block for {@code slot} and {@code target}. */
+    private long block(int slot, int target) {
+        return ((long) slot * w.targets + (target - 1)) * w.size;
+    }
+
+    int peerInFlight() {
+        return peerInFlight;
+    }
+
+    void timedRound() {
+        pipeline.timed();
+    }
+
+    /** Untimed, after the start barrier: one round every target acked, then the window filled. */
+    void warmRound() {
+        long r = pipeline.warm();
+        for (int k = 1; k < t.size; k++) {
+            awaitAck(k, r);
+        }
+        pipeline.fill();
+    }
+
+    @Override
+    public void post(long r) {
+        local.begin(r);
+        if (w.window == 1) {
+            for (int g = 0; g < plan.groups(); g++) {
+                if (g > 0) {
+                    awaitGroup(g - 1, r);
+                }
+                for (int i = plan.groupStart[g]; i < plan.groupStart[g + 1]; i++) {
+                    postOp(i, r);
+                }
+            }
+            return;
+        }
+        for (int i = 0; i < plan.ops(); i++) {
+            postOp(i, r);
+        }
+    }
+
+    /** Window 1, targets in turn: group g of round r completed (locally, or acked by its targets). */
+    private void awaitGroup(int g, long r) {
+        if (!w.remote) {
+            pipeline.await(r);
+            return;
+        }
+        for (int i = plan.groupStart[g]; i < plan.groupStart[g + 1]; i++) {
+            awaitAck(plan.peer[i], r);
+        }
+    }
+
+    private void postOp(int i, long r) {
+        int peer = plan.peer[i];
+        awaitAck(peer, r - w.credits);
+        peerInFlight = w.layout == Layout.ROUND_ROBIN ? -1 : peer;
+        if (checking && w.dropWriteTo == peer && i == lastOpTo[peer]) {
+            return;
+        }
+        int c = plan.channel[i];
+        int slot = pipeline.slot(r);
+        int to = checking && w.swapTargets ? peer % w.targets + 1 : peer;
+        long srcOff = block(slot, peer) + plan.offset[i];
+        long dstOff = (long) slot * w.size + plan.offset[i];
+        long len = checking && w.skipClear ? Math.min(64, plan.len[i]) : plan.len[i];
+        if (checking && fault.fires(local.inFlight())) {
+            if (fault.kind == TestHooks.PipelineFault.Kind.MISDIRECT) {
+                dstOff = (long) ((slot + 1) % w.slots) * w.size + plan.offset[i];
+            } else {
+                len = Math.min(64, len);
+            }
+        }
+        long imm = Immediate.encode(Immediate.DATA, 0, r);
+        if (injectOp[i]) {
+            engine.inject(c, srcMr[c], srcOff, len, to, dstOf[to][c], dstOff, imm, r);
+            return;
+        }
+        engine.write(c, srcMr[c], srcOff, len, to, dstOf[to][c], dstOff, imm, local.posted(r, peer), r);
+    }
+
+    @Override
+    public boolean complete(long r) {
+        return w.remote ? firstUnacked(r) < 0 : local.complete(r);
+    }
+
+    /** The first target that has not acked round {@code r}, or -1. */
+    private int firstUnacked(long r) {
+        for (int k = 1; k < t.size; k++) {
+            if (acked[k] < r) {
+                return k;
+            }
+        }
+        return -1;
+    }
+
+    @Override
+    public void progress() {
+        engine.progress();
+    }
+
+    @Override
+    public String awaited() {
+        return w.remote ? "waiting for the ack of a write round" : "local completion of a write";
+    }
+
+    @Override
+    public int peerAwaited(long r) {
+        int k = w.remote ? firstUnacked(r) : peerInFlight;
+        return k >= 0 ? k : 1;
+    }
+
+    private void awaitAck(int peer, long r) {
+        if (acked[peer] >= r) {
+            return;
+        }
+        peerInFlight = peer;
+        deadline.start();
+        while (acked[peer] < r) {
+            engine.progress();
+            deadline.check("waiting for the ack of a write round", peer, r);
+        }
+    }
+
+    /**
+     * Iteration teardown, untimed and uncounted: END, the drain, the targets' last acks, then the
+     * checked pass: {@code slots} rounds posted as timed rounds are, each slot's source blocks
+     * filled with the pattern of (0, target, that slot's round).
+     */
+    void endIteration() {
+        // END first: targets ack cumulatively every ackEvery rounds, and the last round once they know it.
+        long end = pipeline.posted();
+        t.signalEnd(end);
+        pipeline.drain();
+        for (int k = 1; k < t.size; k++) {
+            awaitAck(k, end);
+        }
+        t.barrier("targets cleared for the checked round");
+        for (int q = 1; q <= w.slots; q++) {
+            int slot = pipeline.slot(end + q);
+            for (int k = 1; k < t.size; k++) {
+                src.fill(block(slot, k), w.size, 0, k, end + q);
+                if (q == 1 && w.corruptOffset >= 0 && w.corruptOffset < w.size) {
+                    src.corrupt(block(slot, k) + w.corruptOffset);
+                }
+            }
+        }
+        checking = true;
+        fault.arm();
+        try {
+            for (int q = 1; q <= w.slots; q++) {
+                pipeline.post();
+            }
+            pipeline.drain();
+        } finally {
+            checking = false;
+        }
+        t.verdicts("write checked rounds " + (end + 1) + ".." + (end + w.slots), null);
+    }
+
+    @Override
+    public void writeDone(int tag) {
+        local.done(tag);
+    }
+
+    @Override
+    public void arrived(long data) {
+        throw new BenchmarkSetupException("rank 0: a write with immediate data 0x" + Long.toHexString(data)
+                + " arrived at the leader, which write rounds never target");
+    }
+
+    @Override
+    public void acked(int from, long r) {
+        if (r > acked[from]) {
+            acked[from] = r;
+        }
+    }
+}
