@@ -12,24 +12,40 @@
 # Needs a CUDA-capable libfabric and its fabtests on PATH / LD_LIBRARY_PATH
 # (../shared/gpu/build-libfabric-cuda.sh), JAVA_HOME with a JDK or jlink runtime 25.
 # Usage: docs/perf/device-vs-fabtests.sh [target/benchmarks.jar] [rounds] [outdir]
-# Environment: BENCHES ("write sendrecv"), PROVIDER (shm), WINDOW (64), CPU_A / CPU_B (2 / 3), JMH_TIMES (JMH's -wi/-w/-i/-r).
+# Environment: BENCHES ("write sendrecv"), PROVIDER (shm), WINDOW (64), CPU_A / CPU_B (2 / 3), JMH_TIMES (JMH's -wi/-w/-i/-r),
+# MEMORY (cuda, or host: SinglePin / SingleHost and fabtests without -D cuda -R), FAB_WINDOW (fi_rma_bw's -W, default
+# WINDOW: a larger one amortizes fi_rma_bw's per-window sync, a device-memory message under -D cuda), SIZES.
+# WriteBenchmark gets -p slots=WINDOW: as many distinct regions as fi_rma_bw's window of buffers.
 set -euo pipefail
 jar=${1:-target/benchmarks.jar}
 rounds=${2:-1}
 out=${3:-$(mktemp -d)}
 provider=${PROVIDER:-shm}
 window=${WINDOW:-64}
+fab_window=${FAB_WINDOW:-$window}
+memory=${MEMORY:-cuda}
+fab_mem=(-D cuda -R)
+write_config=SingleDMA
+pp_config=SingleDevice
+if [[ $memory == host ]]; then fab_mem=(); write_config=SinglePin; pp_config=SingleHost; fi
 java_home=${JAVA_HOME:?set JAVA_HOME to a Java 25 runtime}
 java="$java_home/bin/java"
 mkdir -p "$out"
 cpu_a=${CPU_A:-2}
 cpu_b=${CPU_B:-3}
-sizes=(4K:4096 1M:1048576 64M:67108864)
+read -ra sizes <<<"${SIZES:-4K:4096 1M:1048576 64M:67108864}"
 
 iters() { # tool size-label: fabtests iterations for a second or so, about one of our measurement
     # iterations (shm moves device memory by CUDA IPC: ~0.3 ms per ping-pong, ~0.37 ms at 64M;
     # fi_rma_bw's 64M writes pipeline to ~45 us each)
-    case "$1/$2" in fi_rma_bw/64M) echo 300 ;; fi_rma_bw/1M) echo 2000 ;; *) echo 3000 ;; esac
+    # (host memory: ~2 us per 4K ping-pong on shm); at least 10 windows of fi_rma_bw.
+    local n
+    case "$memory/$1/$2" in
+        host/fi_rdm_pingpong/4K) n=500000 ;; host/fi_rdm_pingpong/1M) n=20000 ;; host/fi_rdm_pingpong/64M) n=300 ;;
+        */fi_rma_bw/64M) n=300 ;; */fi_rma_bw/1M) n=2000 ;; *) n=3000 ;;
+    esac
+    [[ $1 == fi_rma_bw ]] && ((n < 10 * fab_window)) && n=$((10 * fab_window))
+    echo "$n"
 }
 
 # fabtests print a header and one line: bytes iters total time MB/sec usec/xfer Mxfers/sec
@@ -37,10 +53,10 @@ fabtest() { # tool label size-label bytes extra-args...
     local tool=$1 label=$2 sl=$3 bytes=$4; shift 4
     local n; n=$(iters "$tool" "$sl")
     local log="$out/$tool-$sl.log"
-    taskset -c "$cpu_b" "$tool" -p "$provider" -e rdm -D cuda -R -S "$bytes" -I "$n" -E "$@" >"$log.server" 2>&1 &
+    taskset -c "$cpu_b" "$tool" -p "$provider" -e rdm "${fab_mem[@]}" -S "$bytes" -I "$n" -E "$@" >"$log.server" 2>&1 &
     local srv=$!
     sleep 1
-    taskset -c "$cpu_a" "$tool" -p "$provider" -e rdm -D cuda -R -S "$bytes" -I "$n" -E "$@" localhost >"$log" 2>&1 || {
+    taskset -c "$cpu_a" "$tool" -p "$provider" -e rdm "${fab_mem[@]}" -S "$bytes" -I "$n" -E "$@" localhost >"$log" 2>&1 || {
         echo "$tool $sl failed:"; cat "$log" "$log.server"; kill "$srv" 2>/dev/null; return 1; }
     wait "$srv"
     # Read from the end of the line: above ~1 TB/s the MB/sec column runs into the time column
@@ -58,7 +74,7 @@ ours() { # benchmark label jmh-args...
         env RANK=$k WORLD_SIZE=2 LOCAL_RANK=$k LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
             FI_PROVIDER="$provider" EFABENCH_LOOPBACK=1 LD_PRELOAD="$java_home/lib/libjsig.so" \
             taskset -c "$cpu" "$java" -Djmh.ignoreLock=true --enable-native-access=ALL-UNNAMED -jar "$jar" "$bench" \
-            -p size=4K,1M,64M "$@" -f 1 "${times[@]}" -foe true \
+            -p size="$(printf '%s\n' "${sizes[@]}" | cut -d: -f1 | paste -sd,)" "$@" -f 1 "${times[@]}" -foe true \
             -prof io.efabench.harness.MetricsProfiler -rf json -rff "$out/$bench-rank$k.json" \
             >"$out/$bench-rank$k.log" 2>&1 &
     done
@@ -78,11 +94,11 @@ PY
 benches=${BENCHES:-write sendrecv}
 for _ in $(seq "$rounds"); do
     if [[ " $benches " == *" write "* ]]; then
-        ours WriteBenchmark write -p config=SingleDMA -p completion=local -p channels=1 -p window="$window"
-        for s in "${sizes[@]}"; do fabtest fi_rma_bw write "${s%%:*}" "${s##*:}" -o writedata -W "$window"; done
+        ours WriteBenchmark write -p config=$write_config -p completion=local -p channels=1 -p window="$window" -p slots="$window"
+        for s in "${sizes[@]}"; do fabtest fi_rma_bw write "${s%%:*}" "${s##*:}" -o writedata -W "$fab_window"; done
     fi
     if [[ " $benches " == *" sendrecv "* ]]; then
-        ours SendRecvBenchmark sendrecv -p config=SingleDevice
+        ours SendRecvBenchmark sendrecv -p config=$pp_config
         for s in "${sizes[@]}"; do fabtest fi_rdm_pingpong sendrecv "${s%%:*}" "${s##*:}"; done
     fi
 done

@@ -3,6 +3,8 @@
 # same provider (shm), same library (/opt/libfabric-2.6 for both, through LD_LIBRARY_PATH), same
 # machine, run back to back; window=W next to -W W. Prints one line per (window, size, tool): the
 # payload bandwidth in Gbps (fi_rma_bw's MB/sec x 8 / 1000; our gbps), then our/fi_rma_bw.
+# Footprint matched: fi_rma_bw writes each write of a window to its own region (W x size per side),
+# WriteBenchmark gets -p slots=W (W distinct regions, the window never capped below W).
 # Both post writes up to the provider's inject size (shm: 4 KiB) with fi_inject_writedata (ours:
 # WriteBenchmark's default -p inject=true), larger ones with a completion.
 # Each side of both tools is pinned to its own CPU (client/rank 0 on CPU_A, default 0; server/rank 1
@@ -32,7 +34,7 @@ pin() { if [ "${PIN:-1}" = 0 ]; then "${@:2}"; else taskset -c "${cpus[$1]}" "${
 bytes() { case "$1" in *K) echo $(( ${1%K} << 10 )) ;; *M) echo $(( ${1%M} << 20 )) ;; *) echo "$1" ;; esac; }
 
 iters() { # fi_rma_bw iterations for roughly 1-2 s at the given window and size
-    local n; case "$2" in 64) n=2000000 ;; 4K) n=1000000 ;; 64K) n=100000 ;; 1M) n=10000 ;; *) n=100000 ;; esac
+    local n; case "$2" in 64) n=2000000 ;; 4K) n=1000000 ;; 64K) n=100000 ;; 1M) n=10000 ;; 16M) n=1024 ;; 64M) n=256 ;; *) n=100000 ;; esac
     [ "$1" = 1 ] && n=$((n / 4))
     echo "$n"
 }
@@ -62,7 +64,7 @@ ours() { # window size-labels...
         RANK=$k WORLD_SIZE=2 LOCAL_RANK=$k LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
             FI_PROVIDER=shm EFABENCH_LOOPBACK=1 LD_PRELOAD="$java_home/lib/libjsig.so" \
             pin "$k" "$java" -Djmh.ignoreLock=true -jar "$jar" WriteBenchmark -p config=SinglePin \
-            -p completion=local -p channels=1 -p window="$w" -p size="$list" \
+            -p completion=local -p channels=1 -p window="$w" -p slots="$w" -p size="$list" \
             -f 1 -wi 3 -w 1s -i 5 -r 1s -foe true -prof io.efabench.harness.MetricsProfiler \
             -rf json -rff "$out/rank$k.json" >"$out/rank$k.log" 2>&1 &
     done

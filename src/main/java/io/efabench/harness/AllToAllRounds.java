@@ -24,9 +24,9 @@ import io.efabench.harness.engine.WriteEngine;
  * slots) rank s writes its block (slot, p) of {@code src} into block (slot, s) of rank p's
  * {@code dst}. A round is complete at a rank when its own writes completed locally and every
  * peer's writes of it arrived ({@link ArrivalCounter}). {@code window} W rounds may be in flight
- * (capped at the slots): a rank posts round r only once round r - W completed, so no rank runs
- * more than W rounds ahead of any other, and a timed invocation ends when the oldest round in
- * flight completed (counted = completed). W = 1: an invocation is one all-to-all's latency.
+ * (capped at the slots): a timed invocation posts a window of W rounds and returns when every
+ * one of them completed (counted = completed), so no rank runs more than W rounds ahead of any
+ * other. W = 1: an invocation is one all-to-all's latency.
  *
  * <p>End of an iteration: rank 0 takes END = its last round + W, the highest round any rank can
  * have posted, announces it on the rendezvous and marks its writes of the untimed rounds it then
@@ -133,10 +133,10 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         return ((long) slot * ranks + rank) * size;
     }
 
-    /** Bytes this rank sends to other ranks per round: size x (N-1). */
+    /** Bytes this rank sends to other ranks per invocation: size x (N-1) x the rounds of a window. */
     @Override
     public long bytesPerInvocation() {
-        return size * (ranks - 1);
+        return size * (ranks - 1) * window;
     }
 
     /** Rank 0 sends size to each peer and receives as much from each. */
@@ -145,10 +145,10 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         return 2 * bytesPerInvocation();
     }
 
-    /** Size x N: nccl-tests' algbw numerator. */
+    /** Size x N per round: nccl-tests' algbw numerator. */
     @Override
     public long algbwBytesPerInvocation() {
-        return size * ranks;
+        return size * ranks * window;
     }
 
     /** One all-to-all is one latency, whatever the rank count. */
@@ -185,11 +185,11 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
 
     // ---- rounds --------------------------------------------------------------------------
 
-    /** Rank 0's timed invocation: one round posted, the oldest one in flight completed. */
+    /** Rank 0's timed invocation: a window of rounds, posted and completed. */
     @Override
     public void leaderRound() {
         pipeline.timed();
-        spread.roundDone();
+        spread.roundsDone(window);
     }
 
     /** Any other rank's invocation: the same, or nothing once the rounds up to END are posted. */
@@ -199,7 +199,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
             return;
         }
         pipeline.timed();
-        spread.roundDone();
+        spread.roundsDone(window);
     }
 
     /**
@@ -224,18 +224,17 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         warmRound();
     }
 
-    /** Untimed, after the start barrier, on every rank: one whole round, the window filled, then the clocks start. */
+    /** Untimed, after the start barrier, on every rank: one whole round, then the clocks start. */
     private void warmRound() {
         finalEnd = -1;
         timed = false;
         pipeline.warm();
         timed = true;
-        pipeline.fill();
         spread.start();
     }
 
     @Override
-    public void post(long r) {
+    public void post(long r, boolean closesWindow) {
         local.begin(r);
         spread.roundPosted(local.index(r), timed);
         int slot = pipeline.slot(r);
@@ -313,7 +312,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
                     + arrivals.served() + ") past END " + end);
         }
         checkedPass(end);
-        spread.publish(t, size, bytesPerInvocation());
+        spread.publish(t, size, size * (ranks - 1));
     }
 
     private void checkedPass(long end) {

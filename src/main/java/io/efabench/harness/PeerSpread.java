@@ -43,10 +43,10 @@ final class PeerSpread {
         lastRoundEnd = iterationStart;
     }
 
-    /** A timed invocation of this rank ended. */
-    void roundDone() {
+    /** A timed invocation of this rank ended, {@code rounds} rounds long. */
+    void roundsDone(int rounds) {
         lastRoundEnd = System.nanoTime();
-        timedRounds++;
+        timedRounds += rounds;
     }
 
     /** This rank's last write to {@code peer} of the round of ring index {@code ri} completed. */

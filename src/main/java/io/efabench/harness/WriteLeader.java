@@ -27,6 +27,7 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
     private final LocalCompletions local;
     private final long[] acked;
     private boolean checking;
+    private int kind = Immediate.DATA;
     private int peerInFlight = -1;
 
     WriteLeader(WriteRounds w, TrialBuffer src, RemoteRegion[][] dstOf, boolean inject) {
@@ -73,17 +74,18 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
         pipeline.timed();
     }
 
-    /** Untimed, after the start barrier: one round every target acked, then the window filled. */
+    /** Untimed, after the start barrier: one round every target acked. */
     void warmRound() {
         long r = pipeline.warm();
         for (int k = 1; k < t.size; k++) {
             awaitAck(k, r);
         }
-        pipeline.fill();
     }
 
     @Override
-    public void post(long r) {
+    public void post(long r, boolean closesWindow) {
+        // REMOTE: targets ack cumulatively every ackEvery rounds, and the round that closes a window at once.
+        kind = w.remote && closesWindow ? Immediate.ACK_ME : Immediate.DATA;
         local.begin(r);
         if (w.window == 1) {
             for (int g = 0; g < plan.groups(); g++) {
@@ -132,7 +134,7 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
                 len = Math.min(64, len);
             }
         }
-        long imm = Immediate.encode(Immediate.DATA, 0, r);
+        long imm = Immediate.encode(kind, 0, r);
         if (injectOp[i]) {
             engine.inject(c, srcMr[c], srcOff, len, to, dstOf[to][c], dstOff, imm, r);
             return;

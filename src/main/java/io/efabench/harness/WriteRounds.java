@@ -13,8 +13,8 @@ import io.efabench.harness.engine.OpPlan.Layout;
  * per channel, ROUND_ROBIN target k on channel (k + rank) % channels. {@code window} rounds may
  * be in flight (with one target and SINGLE, fi_rma_bw's -W), capped at the {@code slots}; W = 1
  * runs the targets in turn (the seed's order) and an invocation is one round trip of the data.
- * A timed invocation ends when the oldest round in flight completed, locally (LOCAL) or acked by
- * every target (REMOTE): counted = completed. Round r writes slot r mod slots on both sides:
+ * A timed invocation posts a window of rounds and returns when every one completed, locally
+ * (LOCAL) or acked by every target (REMOTE): counted = completed, as fabtests' bandwidth loop. Round r writes slot r mod slots on both sides:
  * the leader's source block (slot, target) and the target's block slot.
  *
  * <p>Credits keep every target bounded: the leader posts round r to a target only once it acked
@@ -103,9 +103,10 @@ public final class WriteRounds implements Rounds {
         return leader != null ? leader.peerInFlight() : 0;
     }
 
+    /** One invocation is a window of rounds, each {@code size} to every target. */
     @Override
     public long bytesPerInvocation() {
-        return size * targets;
+        return size * targets * window;
     }
 
     /** Transfers one invocation runs in sequence: one per target, or one for all in ROUND_ROBIN. */

@@ -2,6 +2,7 @@ package io.efabench.harness;
 
 import io.efabench.harness.engine.ArrivalCounter;
 import io.efabench.harness.engine.Footprint;
+import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.WriteEngine;
 
 /**
@@ -18,6 +19,8 @@ final class WriteTarget implements WriteEngine.Sink {
     private long lastAcked;
     /** Rounds handed out by invocations (served may run ahead: arrivals are counted as they come). */
     private long handled;
+    /** The last round whose writes asked for an ack once served (a window's last, with remote completion). */
+    private long ackRequested;
 
     WriteTarget(WriteRounds w, TrialBuffer dst) {
         this.w = w;
@@ -67,7 +70,7 @@ final class WriteTarget implements WriteEngine.Sink {
         }
         handled = next;
         long served = arrivals.served();
-        if (served - lastAcked >= w.ackEvery) {
+        if (served - lastAcked >= w.ackEvery || (ackRequested > lastAcked && served >= ackRequested)) {
             ack(served);
         }
     }
@@ -115,6 +118,9 @@ final class WriteTarget implements WriteEngine.Sink {
 
     @Override
     public void arrived(long data) {
-        arrivals.arrived(data);
+        long r = arrivals.arrived(data);
+        if (Immediate.kind(data) == Immediate.ACK_ME && r > ackRequested) {
+            ackRequested = r;
+        }
     }
 }

@@ -9,6 +9,11 @@ package io.efabench.harness.engine;
 public final class Immediate {
     /** A round's ordinary write. */
     public static final int DATA = 1;
+    /**
+     * Write: a write of the last round of a window with remote completion; the target acks once
+     * that round is served, so the window's invocation ends at the ack.
+     */
+    public static final int ACK_ME = 2;
     /** All-to-all: rank 0's untimed rounds after its JMH iteration ended (the first one tells END). */
     public static final int FINAL = 3;
     /** Most ranks a sender field holds. */

@@ -4,14 +4,17 @@ import io.efabench.harness.Deadline;
 
 /**
  * The rounds a rank has in flight, and the rule that makes a timed figure a delivered one:
- * <b>counted = completed</b>. Up to {@code window} rounds are in flight. A timed invocation
- * posts the next round and returns only once the oldest round in flight completed (local or
- * remote completion, as the workload's {@link Port} defines it), so every invocation JMH counts
- * ends at a completion seen inside it. Between iterations, untimed, {@link #fill} posts
- * window - 1 rounds and {@link #drain} waits for every round posted; the rounds drained are
- * never counted and the rounds filled are counted only when a timed invocation sees them
- * complete, so the pipeline is as full at the start of the timed span as at its end and a
- * figure does not depend on the iteration's length.
+ * <b>counted = completed</b>. A timed invocation is one window: it posts {@code window} rounds
+ * and returns only once every one of them completed (local or remote completion, as the
+ * workload's {@link Port} defines it), as fabtests' bandwidth loop posts a window and waits for
+ * it. Nothing is in flight between invocations, so nothing posted in one timed span completes in
+ * another, no drain is free, and a figure does not depend on the iteration's length.
+ *
+ * <p>Not a stream of rounds that each invocation tops up: counting one completion per invocation
+ * with a window kept full across invocations depends on how the transport shares bandwidth among
+ * the writes in flight. shm and tcp move them side by side, so they complete in bursts of a
+ * window, and an iteration read high or low by where it fell in a burst (Write 64M at window 64
+ * on an H100 host: 21.6 +- 12.7 Gbps against fi_rma_bw's 41.8, docs/PERFORMANCE.md).
  *
  * <p>Schedulers (Write's leader-driven rounds, all-to-all's symmetric ones) keep END and their
  * followers; this class keeps only the order of posts and waits, so it is unit-tested against a
@@ -20,8 +23,11 @@ import io.efabench.harness.Deadline;
 public final class RoundPipeline {
     /** A workload's rounds, as the pipeline drives them. */
     public interface Port {
-        /** Posts every write of this rank's round {@code round} (waits on credits or contexts as needed). */
-        void post(long round);
+        /**
+         * Posts every write of this rank's round {@code round} (waits on credits or contexts as
+         * needed); {@code closesWindow}: the pipeline awaits it (and the rounds before it) next.
+         */
+        void post(long round, boolean closesWindow);
 
         /** True once round {@code round}'s completion was seen. Rounds are awaited in order. */
         boolean complete(long round);
@@ -73,48 +79,37 @@ public final class RoundPipeline {
 
     /** Posts the next round once the round {@code window} before it completed; returns its number. */
     public long post() {
+        return post(false);
+    }
+
+    private long post(boolean closesWindow) {
         long r = posted + 1;
         await(r - window);
-        port.post(r);
+        port.post(r, closesWindow);
         posted = r;
         return r;
     }
 
     /** Untimed: one whole round, posted and completed. */
     public long warm() {
-        long r = post();
+        long r = post(true);
         await(r);
         return r;
     }
 
     /**
-     * Untimed, at the start of an iteration: window - 1 rounds posted, then {@code window} rounds
-     * run as timed ones are, so the timed span starts with a pipeline in its steady state. Rounds
-     * just posted have made no progress, and a transport that moves the writes in flight side by
-     * side (tcp over loopback does) would complete the first of them only after most of the
-     * window's bytes moved: without these rounds a short iteration reads low (256M, window 64:
-     * 6.9 Gbps at -r 300ms against 21.5 at -r 2s, docs/PERFORMANCE.md).
-     */
-    public void fill() {
-        for (int k = 1; k < window; k++) {
-            post();
-        }
-        if (window > 1) {
-            for (int k = 0; k < window; k++) {
-                timed();
-            }
-        }
-    }
-
-    /**
-     * One timed invocation: posts the next round and waits for the oldest one in flight. Returns
-     * the round whose completion this invocation saw (the one JMH counts).
+     * One timed invocation: posts a window of rounds, then waits until each of them completed,
+     * in order. Returns the last.
      */
     public long timed() {
-        long r = post();
-        long counted = r - window + 1;
-        await(counted);
-        return counted;
+        long first = posted + 1;
+        for (int k = 1; k <= window; k++) {
+            post(k == window);
+        }
+        for (long r = first; r <= posted; r++) {
+            await(r);
+        }
+        return posted;
     }
 
     /** Untimed: waits for every round posted. */
