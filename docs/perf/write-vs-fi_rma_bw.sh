@@ -64,7 +64,7 @@ ours() { # window size-labels...
         RANK=$k WORLD_SIZE=2 LOCAL_RANK=$k LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
             FI_PROVIDER=shm EFABENCH_LOOPBACK=1 LD_PRELOAD="$java_home/lib/libjsig.so" \
             pin "$k" "$java" -Djmh.ignoreLock=true -jar "$jar" WriteBenchmark -p config=SinglePin \
-            -p completion=local -p channels=1 -p window="$w" -p slots="$w" -p size="$list" \
+            -p completion="${COMPLETION:-local}" -p channels=1 -p window="$w" -p slots="$w" -p size="$list" \
             -f 1 -wi 3 -w 1s -i 5 -r 1s -foe true -prof io.efabench.harness.MetricsProfiler \
             -rf json -rff "$out/rank$k.json" >"$out/rank$k.log" 2>&1 &
     done
