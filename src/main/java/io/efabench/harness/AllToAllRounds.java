@@ -2,7 +2,6 @@ package io.efabench.harness;
 
 import java.util.Arrays;
 
-import io.efabench.fabric.Channel;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
 import io.efabench.harness.engine.ArrivalCounter;
@@ -76,17 +75,8 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         if (windowParam < 1 || windowParam > MAX_WINDOW) {
             throw new BenchmarkSetupException("window=" + windowParam + ": must be from 1 to " + MAX_WINDOW + " rounds");
         }
-        if (ranks > Immediate.MAX_RANKS) {
-            throw new BenchmarkSetupException("all-to-all carries the sender in 10 bits of immediate data: at most "
-                    + Immediate.MAX_RANKS + " ranks, not " + ranks);
-        }
+        Immediate.requireCarried(t.channels, ranks);
         int nch = t.channels.length;
-        for (Channel ch : t.channels) {
-            if (ch.maxCqData() != -1L && ch.maxCqData() < 0xFFFF_FFFFL) {
-                throw new BenchmarkSetupException("all-to-all needs 4 bytes of immediate data; " + ch.nic().provider()
-                        + " carries " + (64 - Long.numberOfLeadingZeros(ch.maxCqData())) + " bits");
-            }
-        }
         if (layout == Layout.MULTI && size < nch) {
             throw new BenchmarkSetupException("size " + size + " B cannot be split across " + nch + " channels");
         }

@@ -1,6 +1,7 @@
 package io.efabench.harness;
 
 import io.efabench.harness.engine.Footprint;
+import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.OpPlan;
 import io.efabench.harness.engine.OpPlan.Layout;
 
@@ -64,6 +65,7 @@ public final class WriteRounds implements Rounds {
         if (windowParam < 1 || windowParam > MAX_WINDOW) {
             throw new BenchmarkSetupException("window=" + windowParam + ": must be from 1 to " + MAX_WINDOW + " rounds");
         }
+        Immediate.requireCarried(t.channels, t.size);
         if (layout == Layout.MULTI && size < t.channels.length) {
             throw new BenchmarkSetupException("size " + size + " B cannot be split across " + t.channels.length + " channels");
         }

@@ -1,5 +1,8 @@
 package io.efabench.harness.engine;
 
+import io.efabench.fabric.Channel;
+import io.efabench.harness.BenchmarkSetupException;
+
 /**
  * The 32 bits of immediate data every engine write carries, one layout for every workload:
  * kind (2) | sender rank (10) | round (20). A receiver rebuilds the full round number from the
@@ -23,6 +26,23 @@ public final class Immediate {
     private static final int KIND_SHIFT = 30;
 
     private Immediate() {}
+
+    /**
+     * Refuses, with one line, a group whose channels carry fewer than 32 bits of immediate data
+     * ({@code cq_data_size}; EFA carries 4 bytes) or that has more ranks than the sender field holds.
+     */
+    public static void requireCarried(Channel[] channels, int ranks) {
+        if (ranks > MAX_RANKS) {
+            throw new BenchmarkSetupException("the immediate data carry the sender in 10 bits: at most "
+                    + MAX_RANKS + " ranks, not " + ranks);
+        }
+        for (Channel ch : channels) {
+            if (ch.maxCqData() != -1L && ch.maxCqData() < 0xFFFF_FFFFL) {
+                throw new BenchmarkSetupException("writes need 4 bytes of immediate data; "
+                        + ch.nic().provider() + " carries " + (64 - Long.numberOfLeadingZeros(ch.maxCqData())) + " bits");
+            }
+        }
+    }
 
     public static long encode(int kind, int sender, long round) {
         return ((long) kind << KIND_SHIFT) | ((long) sender << SENDER_SHIFT) | (round & ROUND_BITS);

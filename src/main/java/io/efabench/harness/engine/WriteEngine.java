@@ -94,11 +94,6 @@ public final class WriteEngine {
         }
     }
 
-    /** Writes posted on channel {@code c} and not completed locally. */
-    public int inFlight(int c) {
-        return freeCtx[c].length - freeTop[c];
-    }
-
     /**
      * Posts a write of {@code len} bytes with immediate {@code imm}; waits (with progress) for a
      * free context and while the provider says -FI_EAGAIN. {@code peer} and {@code round} name the
