@@ -24,8 +24,8 @@ import com.google.gson.JsonParser;
  * -r 300ms, 59 at -r 2s and 33 at window 1 on this kind of machine: the writes still in flight at
  * the end of an iteration were counted, and the drain was free.
  *
- * <p>The dev and CI machines swing 2-3x between runs (docs/PERFORMANCE.md): every figure is a
- * median over iterations, compared as {@link #assertShortEqualsLong} says.
+ * <p>The dev and CI machines swing 2x between runs and within one (docs/PERFORMANCE.md): the
+ * runs are compared as {@link #assertShortEqualsLong} says.
  */
 class DeliveredBytesIT {
 
@@ -60,19 +60,20 @@ class DeliveredBytesIT {
     }
 
     /**
-     * Runs the deep window and window 1 with short and with long iterations and compares the
-     * medians: in each run the deep window reads at most 1.5x window 1, and the two runs agree
-     * within 15%. The dev and CI machines change speed by 2-3x between runs and even within one
-     * (docs/PERFORMANCE.md), so the runs also agree when their deep-window figures over their own
-     * window-1 figures agree within 15% (the machine moved, the counting did not), and an attempt
-     * that misses is made again, four times at most. The bug this guards against read 4.6x
-     * between the two runs and 8x window 1, every time.
+     * Runs the deep window and window 1 with short and with long iterations and compares the best
+     * iteration of each: in each run the deep window reads at most 1.5x window 1, and the two runs
+     * agree within 15%. The dev and CI machines drop into a state about half as fast for seconds
+     * at a time, in any config (docs/PERFORMANCE.md): a slow state only ever lowers an iteration,
+     * so the best iteration is the machine's rate, while counting posts raises it (the bug this
+     * guards against read 4.6x between the two runs and 8x window 1, every time). The runs also
+     * agree when their deep-window figures over their own window-1 figures agree within 15%, and
+     * an attempt that misses is made again, four times at most.
      */
     private void assertShortEqualsLong(int ranks, String benchmark, List<String> params) throws Exception {
         String last = "";
         for (int attempt = 1; attempt <= 4; attempt++) {
-            double[] shortRun = medians(run(ranks, benchmark, params, "300ms", "4", "short" + attempt));
-            double[] longRun = medians(run(ranks, benchmark, params, "2s", "2", "long" + attempt));
+            double[] shortRun = best(run(ranks, benchmark, params, "300ms", "4", "short" + attempt));
+            double[] longRun = best(run(ranks, benchmark, params, "2s", "3", "long" + attempt));
             // [0]: the deep window, [1]: window 1, in each run
             double raw = shortRun[0] / longRun[0];
             double normalized = raw / (shortRun[1] / longRun[1]);
@@ -98,8 +99,8 @@ class DeliveredBytesIT {
         return Ranks.start(tmp.resolve(name), ranks, "tcp", args, null).awaitClean(400);
     }
 
-    /** Median gbps over the measured iterations, per result (the order of -p window). */
-    private static double[] medians(JsonArray results) {
+    /** The best iteration's gbps, per result (the order of -p window). */
+    private static double[] best(JsonArray results) {
         double[] out = new double[results.size()];
         for (int i = 0; i < results.size(); i++) {
             JsonArray raw = results.get(i).getAsJsonObject().getAsJsonObject("secondaryMetrics")
@@ -110,7 +111,7 @@ class DeliveredBytesIT {
                 v[k++] = e.getAsDouble();
             }
             Arrays.sort(v);
-            out[i] = v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+            out[i] = v[v.length - 1];
         }
         return out;
     }
