@@ -82,7 +82,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         }
         long perSlot = Footprint.bufferBytes(ranks, size);
         this.slots = Footprint.slots(slotsParam, windowParam, perSlot);
-        this.window = Math.min(windowParam, slots);
+        this.window = Footprint.roundsInFlight(windowParam, slots);
         src = t.buffer(Footprint.bufferBytes(slots, perSlot));
         dst = t.buffer(Footprint.bufferBytes(slots, perSlot));
         srcMr = src.regions();

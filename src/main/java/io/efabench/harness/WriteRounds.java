@@ -71,7 +71,7 @@ public final class WriteRounds implements Rounds {
         }
         this.targets = t.size - 1;
         this.slots = Footprint.slots(slotsParam, windowParam, size * targets);
-        this.window = Math.min(windowParam, slots);
+        this.window = Footprint.roundsInFlight(windowParam, slots);
         this.credits = remote ? window : Math.max(LOCAL_CREDITS, window);
         this.ackEvery = remote && window == 1 ? 1 : Math.max(1, credits / 4);
         // The leader reads slots x targets source blocks; a target receives slots blocks; the leader's

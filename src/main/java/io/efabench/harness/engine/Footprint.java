@@ -43,6 +43,11 @@ public final class Footprint {
         throw new BenchmarkSetupException("slots=" + param + ": must be 'auto' or a whole number from 1 to " + MAX_SLOTS);
     }
 
+    /** Rounds in flight for a {@code window} asked for over {@code slots}: capped, so no two share a region. */
+    public static int roundsInFlight(int window, int slots) {
+        return Math.min(window, slots);
+    }
+
     /** The slot round {@code round} writes. */
     public static int slotOf(long round, int slots) {
         return (int) Math.floorMod(round, (long) slots);

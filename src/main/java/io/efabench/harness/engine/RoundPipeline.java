@@ -49,15 +49,15 @@ public final class RoundPipeline {
     private long posted;
 
     /**
-     * {@code window} rounds in flight over {@code slots} regions per buffer: the window is capped
-     * at the slots, so two rounds in flight never write one region ({@link Footprint}).
+     * {@code window} rounds in flight over {@code slots} regions per buffer; the window is at most
+     * the slots ({@link Footprint#roundsInFlight}), so two rounds in flight never write one region.
      */
     public RoundPipeline(Port port, int window, int slots, Deadline deadline) {
-        if (window < 1 || slots < 1) {
-            throw new IllegalArgumentException("window " + window + ", slots " + slots);
+        if (window < 1 || window > slots) {
+            throw new IllegalArgumentException("window " + window + " over " + slots + " slots");
         }
         this.port = port;
-        this.window = Math.min(window, slots);
+        this.window = window;
         this.slots = slots;
         this.deadline = deadline;
     }
@@ -65,11 +65,6 @@ public final class RoundPipeline {
     /** The region round {@code round} writes: distinct for the rounds in flight. */
     public int slot(long round) {
         return Footprint.slotOf(round, slots);
-    }
-
-    /** Rounds in flight: the window asked for, capped at the slots. */
-    public int window() {
-        return window;
     }
 
     /** The last round posted (0 before the first). */

@@ -32,6 +32,12 @@ class FootprintTest {
     }
 
     @Test
+    void theWindowIsCappedAtTheSlots() {
+        assertEquals(4, Footprint.roundsInFlight(64, 4), "256M at window 64: 4 rounds in flight");
+        assertEquals(1, Footprint.roundsInFlight(1, 64));
+    }
+
+    @Test
     void roundsInAWindowUseDistinctSlots() {
         for (long r = 1; r < 200; r++) {
             assertEquals((int) (r % 7), Footprint.slotOf(r, 7));
