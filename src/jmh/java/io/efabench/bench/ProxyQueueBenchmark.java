@@ -107,7 +107,7 @@ public class ProxyQueueBenchmark {
             ring = RequestRing.mapped(ringMemory, capacity);
             second = CudaStream.create(gpu.context);
             // One 4-byte request from "rank 0" to "rank 1": nothing is read or written but the ring.
-            oneRequest = new ProxyKernels.PutShape(0, 4, 4, 1, 2, 0, 0, 1, 32);
+            oneRequest = new ProxyKernels.PutShape(0, 4, 4, 4, 1, 2, 0, 0, 1, 32);
         } catch (CudaException | IllegalArgumentException e) {
             close();
             throw new BenchmarkSetupException(e.getMessage());

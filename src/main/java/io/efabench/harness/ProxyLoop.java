@@ -2,34 +2,33 @@ package io.efabench.harness;
 
 import java.util.concurrent.atomic.AtomicLongArray;
 
-import io.efabench.fabric.Completion;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
-import io.efabench.harness.engine.ControlSlots;
 import io.efabench.harness.engine.OpPlan;
+import io.efabench.harness.engine.WriteEngine;
 import io.efabench.proxy.Mailbox;
 import io.efabench.proxy.RequestRing;
 
 /**
  * The CPU proxy of the proxy experiment: one thread on the leader that spins on the request
- * ring, turns every request into {@code fi_writemsg}s with the request's immediate data (on the
- * request's channel, or striped over every channel for {@link #ALL_CHANNELS}), keeps up to
- * {@link #WINDOW} writes in flight per channel, reaps completions and publishes {@code completed}
- * (the count of leading tickets whose writes all completed: the GPU's quiet). It also takes the
- * targets' acks off channel 0 ({@link #acked}), since from setup on it is the only thread that
- * touches the leader's endpoints (FI_THREAD_DOMAIN: one thread per domain).
+ * ring, turns every request into writes with the request's immediate data (on the request's
+ * channel, or striped over every channel for {@link #ALL_CHANNELS}) through the shared
+ * {@link WriteEngine} (its contexts, {@link #WINDOW} per channel, its post and its CQ loop), and
+ * publishes {@code completed} (the count of leading tickets whose writes all completed: the GPU's
+ * quiet). The engine also hands it the targets' acks ({@link #acked}): from setup on this thread
+ * is the only one that touches the leader's endpoints (FI_THREAD_DOMAIN: one thread per domain).
  *
  * <p>Every field of a request is honoured and checked: an unknown op, a target that is no peer,
  * a channel that does not exist, or bytes that overrun either buffer stop the proxy with one line
  * naming the request and the field, raise the mailbox's abort word (so the kernel stops instead
  * of waiting for a completion that never comes) and fail the round. The loop allocates nothing.
  */
-final class ProxyLoop implements Runnable, AutoCloseable {
+final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     static final int OP_PUT = 1;
     static final int OP_FENCE = 2;
     /** Channel hint: stripe the request's bytes over every channel. */
     static final int ALL_CHANNELS = 0xFFFF;
-    /** Writes in flight per channel (write contexts 0..WINDOW-1). */
+    /** Writes in flight per channel. */
     static final int WINDOW = 128;
 
     private final FabricTrial t;
@@ -38,9 +37,7 @@ final class ProxyLoop implements Runnable, AutoCloseable {
     private final MemoryRegion[] srcMr;
     private final RemoteRegion[][] dstOf;
     private final long srcBytes;
-    private final ControlSlots acks;
-    private final int ackKind;
-    private final Completion comp = new Completion();
+    private final WriteEngine engine;
     private final RequestRing.Request req = new RequestRing.Request();
     private final int mask;
     private final long[] maxWrite;
@@ -51,11 +48,11 @@ final class ProxyLoop implements Runnable, AutoCloseable {
     private volatile boolean running = true;
     private volatile String failure;
     private final boolean yielding = Deadline.yieldsWhenIdle();
+    /** Test hook EFABENCH_TEST_PIPELINE_FAULT: fires in a checked round only, with two or more writes in flight. */
+    private final TestHooks.PipelineFault fault = TestHooks.PipelineFault.fromEnvironment();
+    private volatile boolean checking;
+    private int inFlight;
 
-    // Per channel: free write contexts, and which ticket a context's write belongs to.
-    private final int[][] freeCtx;
-    private final int[] freeTop;
-    private final long[][] ctxTicket;
     /** Writes of ticket t not completed yet, at t & mask (valid for tickets frontier..consumed-1). */
     private final int[] remaining;
     private long frontier;
@@ -72,34 +69,37 @@ final class ProxyLoop implements Runnable, AutoCloseable {
     private long pStripe;
 
     ProxyLoop(FabricTrial t, RequestRing ring, Mailbox mailbox, MemoryRegion[] srcMr, RemoteRegion[][] dstOf,
-            long srcBytes, ControlSlots acks, int ackKind) {
+            long srcBytes) {
         this.t = t;
         this.ring = ring;
         this.mailbox = mailbox;
         this.srcMr = srcMr;
         this.dstOf = dstOf;
         this.srcBytes = srcBytes;
-        this.acks = acks;
-        this.ackKind = ackKind;
         this.mask = ring.capacity() - 1;
         int nch = t.channels.length;
         maxWrite = new long[nch];
+        int[] contexts = new int[nch];
         for (int c = 0; c < nch; c++) {
             maxWrite[c] = writeLimit(t.maxMessageSize(c));
+            contexts[c] = WINDOW;
         }
+        engine = new WriteEngine(t, contexts, true, new long[nch], 1, this);
         acked = new AtomicLongArray(t.size);
-        freeCtx = new int[nch][WINDOW];
-        freeTop = new int[nch];
-        ctxTicket = new long[nch][WINDOW];
-        for (int c = 0; c < nch; c++) {
-            for (int k = 0; k < WINDOW; k++) {
-                freeCtx[c][k] = WINDOW - 1 - k;
-            }
-            freeTop[c] = WINDOW;
-        }
         remaining = new int[ring.capacity()];
         thread = new Thread(this, "efabench-proxy-rank" + t.rank);
         thread.setDaemon(true);
+    }
+
+    /**
+     * The leader's checked round is next (true) or over (false): the pipeline-fault hook may fire
+     * only inside it. Set while no round is in flight.
+     */
+    void checking(boolean on) {
+        if (on) {
+            fault.arm();
+        }
+        checking = on;
     }
 
     void start() {
@@ -151,14 +151,7 @@ final class ProxyLoop implements Runnable, AutoCloseable {
                 if (pending || fetch()) {
                     busy = postPending();
                 }
-                for (int c = 0; c < t.channels.length; c++) {
-                    int n = t.channels[c].pollBatch(comp);
-                    for (int i = 0; i < n; i++) {
-                        comp.select(i);
-                        handle(c);
-                    }
-                    busy |= n > 0;
-                }
+                busy |= engine.progress();
                 advance();
                 if (busy) {
                     idle = 0;
@@ -249,17 +242,21 @@ final class ProxyLoop implements Runnable, AutoCloseable {
                 pending = nextStripe();
                 continue;
             }
-            if (freeTop[c] == 0) {
-                return any;
-            }
             long len = Math.min(left, maxWrite[c]);
-            int ctx = freeCtx[c][freeTop[c] - 1];
-            if (t.channels[c].tryWrite(srcMr[c], req.src + pOff, len, t.peer[req.target][c], dstOf[req.target][c],
-                    req.dst + pOff, req.imm, true, ctx) != 0) {
-                return any; // -FI_EAGAIN: the provider's queue is full; completions first
+            long dstOff = req.dst + pOff;
+            long sent = len;
+            if (checking && fault.fires(inFlight)) {
+                if (fault.kind == TestHooks.PipelineFault.Kind.MISDIRECT) {
+                    dstOff = (dstOff + len) % (dstOf[req.target][c].length() - len + 1);
+                } else {
+                    sent = Math.min(64, len);
+                }
             }
-            freeTop[c]--;
-            ctxTicket[c][ctx] = pTicket;
+            if (!engine.offer(c, srcMr[c], req.src + pOff, sent, req.target, dstOf[req.target][c], dstOff, req.imm,
+                    (int) (pTicket & mask))) {
+                return any; // no free context, or -FI_EAGAIN: completions first
+            }
+            inFlight++;
             pOff += len;
             any = true;
         }
@@ -277,24 +274,22 @@ final class ProxyLoop implements Runnable, AutoCloseable {
         return true;
     }
 
-    private void handle(int c) {
-        if (comp.isRecv()) {
-            int ctx = comp.context();
-            if (acks != null && acks.owns(ctx)) {
-                if (acks.kind(ctx) == ackKind) {
-                    int from = acks.senderRank(ctx);
-                    if (acks.round(ctx) > acked.get(from)) {
-                        acked.lazySet(from, acks.round(ctx));
-                    }
-                }
-                acks.repost(ctx);
-            }
-        } else if (comp.isWrite() || comp.isSend()) {
-            int ctx = comp.context();
-            if (ctx < WINDOW) {
-                freeCtx[c][freeTop[c]++] = ctx;
-                remaining[(int) (ctxTicket[c][ctx] & mask)]--;
-            }
+    @Override
+    public void writeDone(int tag) {
+        inFlight--;
+        remaining[tag]--;
+    }
+
+    @Override
+    public void arrived(long data) {
+        throw new BenchmarkSetupException("rank 0: a write with immediate data 0x" + Long.toHexString(data)
+                + " arrived at the proxy's rank, which proxy rounds never target");
+    }
+
+    @Override
+    public void acked(int from, long round) {
+        if (round > acked.get(from)) {
+            acked.lazySet(from, round);
         }
     }
 

@@ -4,39 +4,35 @@ import java.nio.ByteBuffer;
 
 import io.efabench.cuda.CudaStream;
 import io.efabench.cuda.PinnedHostBuffer;
-import io.efabench.fabric.Channel;
-import io.efabench.fabric.Completion;
-import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
-import io.efabench.harness.engine.ControlSlots;
+import io.efabench.harness.engine.Follower;
+import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.OpPlan;
+import io.efabench.harness.engine.WriteEngine;
 import io.efabench.proxy.Mailbox;
 import io.efabench.proxy.ProxyKernels;
 import io.efabench.proxy.RequestRing;
 
 /**
  * GPU-initiated writes through a CPU proxy (seed: experiments/proxy), in the leader-driven round
- * protocol of docs/DESIGN.md. One leader invocation is one launch of the producer kernel
- * (proxy.cu's {@code proxy_put}): for every target in turn, {@code requests} requests of
- * {@code size / requests} bytes, pushed into the request ring by one thread per block once the
- * block's data is ready; the proxy thread ({@link ProxyLoop}) posts the writes. Blocking configs
- * quiet after every push, NBI configs once at the end of the round. The invocation ends when the
- * target acked the round (it counted every write's immediate data against the leader's plan): one
- * unpipelined round, so {@code lat_us} is a latency.
+ * protocol of docs/DESIGN.md, on the shared engine: the proxy thread ({@link ProxyLoop}) posts
+ * through a {@code WriteEngine}, the targets serve and ack with the {@link Follower} that Write's
+ * targets use. One leader invocation is one launch of the producer kernel (proxy.cu's {@code
+ * proxy_put}): for every target in turn, {@code requests} requests of {@code size / requests} bytes
+ * from that target's own source block, pushed into the request ring by one thread per block once
+ * the block's data is ready. Blocking configs quiet after every push, NBI configs once at the end
+ * of the round. The invocation ends when every target acked the round (it counted every write's
+ * immediate data against the leader's plan): one unpipelined round, so {@code lat_us} is a latency.
  *
- * <p>Checked round: the kernel fills each chunk with the pattern of (rank 0, target, round)
- * before pushing it ({@code FLAG_FILL}), and every target checks every byte on its GPU.
+ * <p>Checked round: after every iteration, one more round launched exactly as the timed ones
+ * (same kernel, flags and proxy path); each target's source block holds the pattern of (rank 0,
+ * target, that round), written by the host before the launch, or by the kernel itself with
+ * {@code fill}. Every target checks every byte on its GPU.
  */
 public final class ProxyRounds implements Rounds {
-    /** Most requests per target and round: a target keeps that many receives posted per channel. */
+    /** Most requests per target and round. */
     public static final int MAX_REQUESTS = 256;
     static final int RING_CELLS = 1024;
-    private static final int DATA = 1;
-    private static final int CHECK = 2;
-    private static final long ROUND_BITS = 0x0FFF_FFFFL;
-    private static final int SLOT_BASE = 512;
-    private static final int SLOTS = 256;
-    private static final int ACK_CTX = 0;
 
     private final FabricTrial t;
     /** OpPlan's SINGLE (one channel) or MULTI (each request striped over every channel). */
@@ -44,15 +40,12 @@ public final class ProxyRounds implements Rounds {
     private final boolean nbi;
     private final boolean fill;
     private final long size;
-    private final TrialBuffer src;
-    private final TrialBuffer dst;
-    private final ControlSlots[] slots;
-    private final Completion comp;
+    /** Bytes between two targets' source blocks: size rounded up to whole 4-byte words. */
+    private final long stride;
     private final Deadline deadline;
-    /** Writes one target gets per round, as the leader plans them (adopted by every rank). */
-    private final int writesPerTarget;
 
     // Leader.
+    private final TrialBuffer src;
     private final ProxyKernels kernels;
     /**
      * Rounds launch on these two streams in turn. A round ends at the targets' acks, while its
@@ -68,14 +61,11 @@ public final class ProxyRounds implements Rounds {
     private final long kernelTimeoutNanos;
     /** Test hook EFABENCH_TEST_PROXY_FIELD=target|bytes|op: the checked round's first request carries a wrong field. */
     private final int corruptField;
+    private long round;
 
     // Target.
-    private int arrivals;
-    private int checkArrivals;
-    private long served;
-    private int txPending;
-
-    private long round;
+    private final TrialBuffer dst;
+    private final Follower follower;
 
     public ProxyRounds(FabricTrial t, OpPlan.Layout layout, boolean nbi, long size, int requests, int grid, int block,
             boolean fill) {
@@ -84,7 +74,7 @@ public final class ProxyRounds implements Rounds {
         this.nbi = nbi;
         this.fill = fill;
         this.size = size;
-        this.comp = t.completion;
+        this.stride = (size + 3) & ~3L;
         this.deadline = new Deadline(t.group, t.timeout);
         if (t.gpu == null) {
             throw new BenchmarkSetupException("the proxy experiment needs a GPU on every rank");
@@ -98,13 +88,15 @@ public final class ProxyRounds implements Rounds {
         if (grid < 1 || block < 1 || block > 1024) {
             throw new BenchmarkSetupException("grid=" + grid + " block=" + block + ": need grid >= 1 and 1 <= block <= 1024");
         }
+        Immediate.requireCarried(t.channels, t.size);
         long chunk = (size + requests - 1) / requests;
         chunk = (chunk + 3) & ~3L; // whole 4-byte words: the kernel fills the pattern word by word
         int nreq = (int) ((size + chunk - 1) / chunk);
-        src = t.buffer(size);
-        dst = t.buffer(size);
-        src.fill(t.rank, (t.rank + 1) % t.size, 0);
-        MemoryRegion[] srcMr = src.regions();
+        int targets = t.size - 1;
+        // The leader reads one source block per target; a target receives one block; the leader's
+        // own target region is never written (one page, for the exchange).
+        src = t.rank == 0 ? t.buffer(stride * targets) : null;
+        dst = t.buffer(t.rank == 0 ? 4096 : size);
         RemoteRegion[][] dstOf = t.exchange("proxy target regions", dst.regions());
 
         int channelHint = layout == OpPlan.Layout.MULTI ? ProxyLoop.ALL_CHANNELS : 0;
@@ -117,20 +109,17 @@ public final class ProxyRounds implements Rounds {
             planned += ProxyLoop.writesFor(Math.min(chunk, size - (long) j * chunk), channelHint, maxWrite);
         }
         byte[] mine = t.rank == 0 ? ByteBuffer.allocate(4).putInt(planned).array() : new byte[0];
-        writesPerTarget = ByteBuffer.wrap(t.group.allgather("proxy write plan", mine, t.timeout).get(0)).getInt();
-        if (writesPerTarget > SLOTS) {
-            throw new BenchmarkSetupException(writesPerTarget + " writes per target and round: at most " + SLOTS
+        int writesPerTarget = ByteBuffer.wrap(t.group.allgather("proxy write plan", mine, t.timeout).get(0)).getInt();
+        if (writesPerTarget > WriteEngine.SLOTS) {
+            throw new BenchmarkSetupException(writesPerTarget + " writes per target and round: at most " + WriteEngine.SLOTS
                     + " (fewer requests, or larger writes)");
-        }
-
-        slots = new ControlSlots[t.channels.length];
-        for (int c = 0; c < t.channels.length; c++) {
-            if (c == 0 || t.channels[c].rxCqDataConsumesRecv()) {
-                slots[c] = new ControlSlots(t, c, SLOT_BASE, SLOTS);
-            }
         }
         kernelTimeoutNanos = t.timeout.toNanos();
         if (t.rank != 0) {
+            long[] unserved = new long[t.channels.length];
+            java.util.Arrays.fill(unserved, writesPerTarget);
+            // The leader launches round r + 1 only once every target acked round r: one round in flight.
+            follower = new Follower(t, writesPerTarget, 1, 1, unserved);
             kernels = null;
             streams = null;
             ring = null;
@@ -139,6 +128,10 @@ public final class ProxyRounds implements Rounds {
             shape = null;
             corruptField = 0;
             return;
+        }
+        follower = null;
+        for (int k = 1; k < t.size; k++) {
+            src.fill(stride * (k - 1), size, 0, k, 0);
         }
         corruptField = switch (String.valueOf(System.getenv("EFABENCH_TEST_PROXY_FIELD"))) {
             case "target" -> ProxyKernels.CORRUPT_TARGET;
@@ -157,8 +150,9 @@ public final class ProxyRounds implements Rounds {
         PinnedHostBuffer ringMemory = PinnedHostBuffer.allocate(t.gpu.context, RequestRing.bytesFor(RING_CELLS));
         t.own(ringMemory);
         ring = RequestRing.mapped(ringMemory, RING_CELLS);
-        shape = new ProxyKernels.PutShape(src.deviceAddress(), size, chunk, nreq, t.size, t.rank, channelHint, grid, block);
-        proxy = new ProxyLoop(t, ring, mailbox, srcMr, dstOf, size, slots[0], ControlSlots.ACK);
+        shape = new ProxyKernels.PutShape(src.deviceAddress(), size, stride, chunk, nreq, t.size, t.rank, channelHint,
+                grid, block);
+        proxy = new ProxyLoop(t, ring, mailbox, src.regions(), dstOf, src.byteSize());
         t.ownWorker(proxy);
         proxy.start();
     }
@@ -201,7 +195,7 @@ public final class ProxyRounds implements Rounds {
     @Override
     public void leaderRound() {
         long r = ++round;
-        launch(DATA, r, nbi ? ProxyKernels.FLAG_NBI : 0, 0);
+        launch(r, 0);
         awaitAcks(r);
     }
 
@@ -212,13 +206,15 @@ public final class ProxyRounds implements Rounds {
         awaitKernel(round);
     }
 
-    private void launch(int kind, long r, int flags, int corrupt) {
+    /** Launches round {@code r}: timed and checked rounds alike, but for the corrupt-field test hook. */
+    private void launch(long r, int corrupt) {
         String why = proxy.failure();
         if (why != null) {
             throw new BenchmarkSetupException(why);
         }
-        kernels.put(streams[(int) (r & 1)], ring, mailbox, shape, ((long) kind << 28) | (r & ROUND_BITS), r,
-                flags | (fill ? ProxyKernels.FLAG_FILL : 0), corrupt, kernelTimeoutNanos);
+        int flags = (nbi ? ProxyKernels.FLAG_NBI : 0) | (fill ? ProxyKernels.FLAG_FILL : 0);
+        kernels.put(streams[(int) (r & 1)], ring, mailbox, shape, Immediate.encode(Immediate.DATA, 0, r), r, flags, corrupt,
+                kernelTimeoutNanos);
     }
 
     /** Waits for every target's ack of round {@code r}. */
@@ -253,128 +249,59 @@ public final class ProxyRounds implements Rounds {
         }
     }
 
+    /**
+     * Iteration teardown, untimed: the kernels finish, END, then the checked round: each target's
+     * source block gets the pattern of (0, target, round) (by the kernel itself with {@code fill}),
+     * and the round is launched and awaited as a timed one.
+     */
     @Override
     public void leaderEndIteration() {
         t.gpu.context.makeCurrent();
         awaitKernel(round);
         t.signalEnd(round);
         t.barrier("targets cleared for the checked proxy round");
-        launch(CHECK, round, (nbi ? ProxyKernels.FLAG_NBI : 0) | ProxyKernels.FLAG_FILL, corruptField);
-        awaitKernel(round);
-        t.verdicts("proxy checked round " + round, null);
+        long r = ++round;
+        if (!fill) {
+            for (int k = 1; k < t.size; k++) {
+                src.fill(stride * (k - 1), size, 0, k, r);
+            }
+        }
+        proxy.checking(true);
+        try {
+            launch(r, corruptField);
+            awaitAcks(r);
+            awaitKernel(r);
+        } finally {
+            proxy.checking(false);
+        }
+        t.verdicts("proxy checked round " + r, null);
     }
 
     // ---- target -------------------------------------------------------------------------
 
-    /** Serves the next round (every planned write arrived, then ack), or returns after END. */
     @Override
     public void followerRound() {
-        long next = served + 1;
-        if (arrivals < writesPerTarget) {
-            deadline.start();
-            try {
-                while (arrivals < writesPerTarget) {
-                    long ended = t.endedRounds();
-                    if (ended >= 0 && served >= ended) {
-                        return;
-                    }
-                    progress();
-                    deadline.check("waiting for the proxy's writes of a round", 0, next);
-                }
-            } catch (BenchmarkSetupException e) {
-                throw new BenchmarkSetupException(e.getMessage() + "; " + arrivals + " of the " + writesPerTarget
-                        + " planned writes arrived");
-            }
-        }
-        arrivals = 0;
-        served = next;
-        ack(next);
+        follower.serve("waiting for the proxy's writes of a round", true);
     }
 
     @Override
     public void followerWarmRound() {
-        followerRound();
+        follower.warmRound();
     }
 
-    private void ack(long r) {
-        ControlSlots s = slots[0];
-        long off = s.sendOffset(ControlSlots.ACK, t.rank, r);
-        Channel ch = t.channels[0];
-        deadline.start();
-        while (ch.trySend(s.mr(), off, 16, t.peer[0][0], 0, false, ACK_CTX) != 0) {
-            progress();
-            deadline.check("posting an ack", 0, r);
-        }
-        txPending++;
-        while (txPending > 0) {
-            progress();
-            deadline.check("sending the ack", 0, r);
-        }
-    }
-
+    /** Serve up to END, clear, serve the checked round as a timed one, check every byte. */
     @Override
     public void followerEndIteration() {
-        long ended;
-        while ((ended = t.endedRounds()) < 0 || served < ended) {
-            followerRound();
-        }
+        long ended = follower.serveToEnd();
         dst.clear();
-        checkArrivals = 0;
         t.barrier("targets cleared for the checked proxy round");
-        deadline.start();
-        try {
-            while (checkArrivals < writesPerTarget) {
-                progress();
-                deadline.check("waiting for the proxy's writes of the checked round", 0, ended);
-            }
-        } catch (BenchmarkSetupException e) {
-            throw new BenchmarkSetupException(e.getMessage() + "; " + checkArrivals + " of the " + writesPerTarget
-                    + " planned writes arrived");
-        }
+        follower.serveChecked(1);
         String verdict = null;
         try {
-            dst.verify(0, t.rank, ended);
+            dst.verify(0, size, 0, t.rank, ended + 1);
         } catch (Payload.CorruptionException e) {
-            verdict = e.getMessage() + " (" + layout + (nbi ? " NBI" : "") + ", " + t.benchmark() + ")";
+            verdict = e.getMessage() + " (slot 0 of 1, " + layout + (nbi ? " NBI" : "") + ", " + t.benchmark() + ")";
         }
-        t.verdicts("proxy checked round " + ended, verdict);
-    }
-
-    private void progress() {
-        for (int c = 0; c < t.channels.length; c++) {
-            int n = t.channels[c].pollBatch(comp);
-            for (int i = 0; i < n; i++) {
-                comp.select(i);
-                handle(c);
-            }
-        }
-    }
-
-    private void handle(int c) {
-        if (comp.isRemoteWrite()) {
-            long data = comp.data();
-            int kind = (int) (data >>> 28) & 0xF;
-            long r = data & ROUND_BITS;
-            if (kind == CHECK) {
-                if (++checkArrivals > writesPerTarget) {
-                    throw tooMany(r, checkArrivals);
-                }
-            } else if (r != ((served + 1) & ROUND_BITS)) {
-                throw new BenchmarkSetupException("rank " + t.rank + ": a proxy write for round " + r
-                        + " arrived while rank " + t.rank + " waits for round " + (served + 1));
-            } else if (++arrivals > writesPerTarget) {
-                throw tooMany(r, arrivals);
-            }
-            if (slots[c] != null && t.channels[c].rxCqDataConsumesRecv() && slots[c].owns(comp.context())) {
-                slots[c].repost(comp.context());
-            }
-        } else if (comp.isSend()) {
-            txPending--;
-        }
-    }
-
-    private BenchmarkSetupException tooMany(long r, int arrived) {
-        return new BenchmarkSetupException("rank " + t.rank + ": round " + r + " brought " + arrived
-                + " proxy writes, but the leader's plan has " + writesPerTarget + " for this rank");
+        t.verdicts("proxy checked round " + (ended + 1), verdict);
     }
 }

@@ -159,12 +159,12 @@ public final class WriteRounds implements Rounds {
 
     @Override
     public void followerRound() {
-        target.serve("waiting for the writes of a round", true);
+        target.follower.serve("waiting for the writes of a round", true);
     }
 
     @Override
     public void followerWarmRound() {
-        target.warmRound();
+        target.follower.warmRound();
     }
 
     @Override

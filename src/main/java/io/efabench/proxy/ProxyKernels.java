@@ -24,7 +24,7 @@ public final class ProxyKernels implements AutoCloseable {
     private final Kernel put;
     private final Kernel flood;
     private final Kernel ping;
-    private final KernelArgs putArgs = new KernelArgs(16);
+    private final KernelArgs putArgs = new KernelArgs(17);
     private final KernelArgs floodArgs = new KernelArgs(6);
     private final KernelArgs pingArgs = new KernelArgs(9);
 
@@ -35,20 +35,23 @@ public final class ProxyKernels implements AutoCloseable {
         this.ping = module.kernel("proxy_ping");
     }
 
-    /** Parameters of one {@link #put} launch that stay the same for a trial. */
-    public record PutShape(long srcDevice, long size, long chunk, int requests, int world, int me, int channel,
-                           int grid, int block) {}
+    /**
+     * Parameters of one {@link #put} launch that stay the same for a trial: each target's source
+     * block is {@code stride} bytes (a multiple of 4) at i x stride for the i-th target.
+     */
+    public record PutShape(long srcDevice, long size, long stride, long chunk, int requests, int world, int me,
+                           int channel, int grid, int block) {}
 
     /**
      * Enqueues one round of pushes (proxy_put): every target but {@code me} in turn, {@code
-     * requests} requests of {@code chunk} bytes each, immediate data {@code imm}.
+     * requests} requests of {@code chunk} bytes each from that target's source block, immediate data {@code imm}.
      */
     public void put(CudaStream stream, RequestRing ring, Mailbox mailbox, PutShape s, long imm, long round, int flags,
             int corrupt, long timeoutNanos) {
         putArgs.u64(0, ring.deviceAddress()).u64(1, ring.capacity() - 1L).u64(2, s.srcDevice()).u64(3, s.size())
-                .u64(4, s.chunk()).u32(5, s.requests()).u32(6, s.world()).u32(7, s.me()).u32(8, s.channel())
-                .u64(9, imm).u64(10, round).u32(11, flags).u32(12, corrupt).u64(13, timeoutNanos)
-                .u64(14, mailbox.statusDevice()).u64(15, mailbox.abortDevice());
+                .u64(4, s.stride()).u64(5, s.chunk()).u32(6, s.requests()).u32(7, s.world()).u32(8, s.me())
+                .u32(9, s.channel()).u64(10, imm).u64(11, round).u32(12, flags).u32(13, corrupt).u64(14, timeoutNanos)
+                .u64(15, mailbox.statusDevice()).u64(16, mailbox.abortDevice());
         put.launch(stream, s.grid(), s.block(), 0, putArgs);
     }
 

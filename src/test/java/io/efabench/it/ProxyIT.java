@@ -70,6 +70,25 @@ class ProxyIT {
     }
 
     /**
+     * Check what you time: the checked round is launched as the timed ones, so a write of it that
+     * the proxy misdirects, or posts with its immediate but only 64 bytes of payload, only while
+     * another write is in flight, fails the trial naming rank, peer, round and slot. NBI with 8
+     * requests has them in flight together; blocking (quiet after every push) has one at a time,
+     * so the same hook never fires and the trial passes.
+     */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"misdirect", "short"})
+    void aFaultOnlyWhileWritesAreInFlightFailsNamingRankPeerRoundAndSlot(String fault) throws Exception {
+        Ranks deep = Ranks.start(tmp.resolve("nbi"), 2, "shm", Ranks.quick("ProxyBenchmark", "-p", "size=64K", "-p",
+                "requests=8", "-p", "config=ProxySingleNBI"), (rank, cmd, env) -> env.put("EFABENCH_TEST_PIPELINE_FAULT", fault));
+        String logs = deep.awaitAllFailed(300);
+        assertTrue(java.util.regex.Pattern.compile("rank 1: corrupted byte at offset \\d+ of round \\d+ from rank 0: .*\\(slot 0 of 1,")
+                .matcher(logs).find(), logs);
+        Ranks.start(tmp.resolve("blocking"), 2, "shm", Ranks.quick("ProxyBenchmark", "-p", "size=64K", "-p", "requests=8",
+                "-p", "config=ProxySingle"), (rank, cmd, env) -> env.put("EFABENCH_TEST_PIPELINE_FAULT", fault)).awaitClean(300);
+    }
+
+    /**
      * A 64-cell ring under 4 x 256 producer threads: 2^20 requests wrap it 16384 times, and
      * nearly every producer waits on a full ring (back-pressure); every request gets through.
      */

@@ -122,6 +122,30 @@ public final class WriteEngine {
     }
 
     /**
+     * Posts a write if a context is free and the provider takes it; false (nothing posted) when
+     * not: for a caller that must not block, such as the proxy thread, which goes on reading
+     * its ring and the CQs instead.
+     */
+    public boolean offer(int c, MemoryRegion src, long srcOff, long len, int peer, RemoteRegion dst, long dstOff, long imm,
+            int tag) {
+        if (freeTop[c] == 0) {
+            return false;
+        }
+        int ctx = freeCtx[c][freeTop[c] - 1];
+        if (channels[c].tryWrite(src, srcOff, len, t.peer[peer][c], dst, dstOff, imm, true, ctx) != 0) {
+            return false; // -FI_EAGAIN: the provider's queue is full; completions first
+        }
+        freeTop[c]--;
+        tagOf[c][ctx] = tag;
+        return true;
+    }
+
+    /** Write contexts of channel {@code c} with no write in flight. */
+    public int freeContexts(int c) {
+        return freeTop[c];
+    }
+
+    /**
      * Posts a write with fi_inject_writedata: no context, no local completion, complete once
      * posted. The provider still needs progress to recycle its inject buffers, so the CQs are
      * read once every {@code injectPollEvery} injected writes.

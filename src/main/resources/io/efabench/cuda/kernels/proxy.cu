@@ -101,12 +101,13 @@ __device__ unsigned efa_quiet(unsigned char* ring, u64 want, u64 deadline, const
 
 // One round of the proxy write benchmark, launched by rank `me` (the leader). For each target
 // 1..world-1 in turn, the `nreq` requests of `chunk` bytes (the last one shorter) are spread over
-// the blocks: block b owns requests b, b + gridDim.x, ... With FLAG_FILL the block first writes
-// the check pattern of (me, target, round) into its chunk; thread 0 pushes the request once the
-// block's data is ready. Blocking mode quiets after every push, FLAG_NBI once at the end (and
-// before refilling a chunk whose write to the previous target may still be in flight), so no
-// request ever overwrites a region the NIC may still be reading.
-extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* src, u64 size, u64 chunk, unsigned nreq,
+// the blocks: block b owns requests b, b + gridDim.x, ... Each target has its own source block of
+// `stride` bytes (the i-th target other than `me` at i * stride), as Write's footprint: with
+// FLAG_FILL the block first writes the check pattern of (me, target, round) into its chunk of that
+// target's block; thread 0 pushes the request once the block's data is ready. Blocking mode quiets
+// after every push, FLAG_NBI once at the end. No request overwrites a region the NIC may still be
+// reading: a chunk is filled once per round, and a round ends at the targets' acks.
+extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* src, u64 size, u64 stride, u64 chunk, unsigned nreq,
                                      unsigned world, unsigned me, unsigned channel, u64 imm, u64 round, unsigned flags,
                                      int corrupt, u64 timeout_ns, unsigned* status, const unsigned* abort_word) {
     __shared__ unsigned failed;
@@ -125,23 +126,14 @@ extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* sr
             continue;
         }
         unsigned seed = efa_seed(me, target, round);
+        u64 base = (u64)(target < me ? target : target - 1) * stride;
         for (unsigned j = blockIdx.x; j < nreq; j += gridDim.x) {
             u64 off = (u64)j * chunk;
             u64 len = size - off < chunk ? size - off : chunk;
             if (flags & FLAG_FILL) {
-                if ((flags & FLAG_NBI) && pushed && threadIdx.x == 0) {
-                    unsigned why = efa_quiet(ring, last + 1, deadline, abort_word);
-                    if (why != ST_OK) {
-                        efa_fail(status, why, last);
-                        failed = 1;
-                    }
-                }
-                __syncthreads();
-                if (failed) {
-                    return;
-                }
+                unsigned* block_src = src + base / 4;
                 for (u64 w = off / 4 + threadIdx.x; w < (off + len) / 4; w += blockDim.x) {
-                    src[w] = efa_word(seed, w);
+                    block_src[w] = efa_word(seed, w);
                 }
                 __threadfence_system();
             }
@@ -156,7 +148,7 @@ extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* sr
                     op = corrupt == CORRUPT_OP ? 7u : op;
                 }
                 u64 t = atomicAdd_system(head, 1ull);
-                unsigned why = efa_push(ring, mask, t, op, to, channel, off, off, bytes, imm, deadline, abort_word);
+                unsigned why = efa_push(ring, mask, t, op, to, channel, base + off, off, bytes, imm, deadline, abort_word);
                 if (why == ST_OK) {
                     atomicAdd_system(posted, 1ull);
                     last = t;
