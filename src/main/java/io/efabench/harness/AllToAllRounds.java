@@ -2,8 +2,6 @@ package io.efabench.harness;
 
 import java.util.Arrays;
 
-import io.efabench.fabric.MemoryRegion;
-import io.efabench.fabric.RemoteRegion;
 import io.efabench.harness.engine.ArrivalCounter;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
@@ -19,9 +17,9 @@ import io.efabench.harness.engine.WriteEngine;
  * rounds"), on the shared {@link WriteEngine} and {@link RoundPipeline}. Every rank runs the same
  * rounds; rank 0's JMH score is the result.
  *
- * <p>Buffers: {@code slots} slots of one {@code size} block per rank. In round r (slot r mod
- * slots) rank s writes its block (slot, p) of {@code src} into block (slot, s) of rank p's
- * {@code dst}. A round is complete at a rank when its own writes completed locally and every
+ * <p>Buffers ({@link AllToAllBlocks}): {@code slots} slots of one {@code size} block per rank. In
+ * round r (slot r mod slots) rank s writes its source block (slot, p) into destination block
+ * (slot, s) of rank p. A round is complete at a rank when its own writes completed locally and every
  * peer's writes of it arrived ({@link ArrivalCounter}). {@code window} W rounds may be in flight
  * (capped at the slots): a timed invocation posts a window of W rounds and returns when every
  * one of them completed (counted = completed), so no rank runs more than W rounds ahead of any
@@ -45,10 +43,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
     private final int slots;
     private final int ranks;
     private final int me;
-    private final TrialBuffer src;
-    private final TrialBuffer dst;
-    private final MemoryRegion[] srcMr;
-    private final RemoteRegion[][] dstOf;
+    private final AllToAllBlocks blocks;
     private final OpPlan plan;
     private final WriteEngine engine;
     private final RoundPipeline pipeline;
@@ -62,8 +57,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
     private boolean timed;
     private boolean checking;
 
-    /** Test hooks, applied by rank N-1: EFABENCH_CORRUPT_OFFSET flips that byte of its checked block for one peer. */
-    private final long corruptOffset = TestHooks.integer("EFABENCH_CORRUPT_OFFSET");
+    /** Test hook, applied by rank N-1. */
     private final TestHooks.PipelineFault fault = TestHooks.PipelineFault.fromEnvironment();
 
     public AllToAllRounds(FabricTrial t, Layout layout, long size, int windowParam, String slotsParam) {
@@ -80,13 +74,9 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         if (layout == Layout.MULTI && size < nch) {
             throw new BenchmarkSetupException("size " + size + " B cannot be split across " + nch + " channels");
         }
-        long perSlot = Footprint.bufferBytes(ranks, size);
-        this.slots = Footprint.slots(slotsParam, windowParam, perSlot);
+        this.slots = Footprint.slots(slotsParam, windowParam, Footprint.bufferBytes(ranks, size));
         this.window = Footprint.roundsInFlight(windowParam, slots);
-        src = t.buffer(Footprint.bufferBytes(slots, perSlot));
-        dst = t.buffer(Footprint.bufferBytes(slots, perSlot));
-        srcMr = src.regions();
-        dstOf = t.exchange("all-to-all destination regions", dst.regions());
+        blocks = new AllToAllBlocks(t, size, slots);
         plan = OpPlan.allToAll(t, layout, size);
 
         // A rank posts round r only once it has every peer's round r - W: at most 2W + 1 rounds arrive unserved.
@@ -109,18 +99,6 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         local = new LocalCompletions(ranks, unservedRounds);
         arrivals = new ArrivalCounter(me, opsFrom, unservedRounds);
         spread = new PeerSpread(ranks, local.ring());
-        for (int s = 0; s < slots; s++) {
-            for (int p = 0; p < ranks; p++) {
-                if (p != me) {
-                    src.fill(block(s, p), size, me, p, 0);
-                }
-            }
-        }
-    }
-
-    /** Offset of block (slot, rank) in either buffer. */
-    private long block(int slot, int rank) {
-        return ((long) slot * ranks + rank) * size;
     }
 
     /** Bytes this rank sends to other ranks per invocation: size x (N-1) x the rounds of a window. */
@@ -232,17 +210,17 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         for (int i = 0; i < plan.ops(); i++) {
             int c = plan.channel[i];
             int peer = plan.peer[i];
-            long dstOff = block(slot, me) + plan.offset[i];
+            long dstOff = blocks.block(slot, me) + plan.offset[i];
             long len = plan.len[i];
             if (checking && me == ranks - 1 && fault.fires(local.inFlight())) {
                 if (fault.kind == TestHooks.PipelineFault.Kind.MISDIRECT) {
-                    dstOff = block((slot + 1) % slots, me) + plan.offset[i];
+                    dstOff = blocks.block((slot + 1) % slots, me) + plan.offset[i];
                 } else {
                     len = Math.min(64, len);
                 }
             }
-            engine.write(c, srcMr[c], block(slot, peer) + plan.offset[i], len, peer, dstOf[peer][c], dstOff, imm,
-                    local.posted(r, peer), r);
+            engine.write(c, blocks.srcMr[c], blocks.block(slot, peer) + plan.offset[i], len, peer, blocks.dstOf[peer][c],
+                    dstOff, imm, local.posted(r, peer), r);
         }
     }
 
@@ -305,20 +283,9 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         spread.publish(t, size, size * (ranks - 1));
     }
 
+    /** The checked pass: {@code slots} rounds through the same pipeline, every slot with its own patterns. */
     private void checkedPass(long end) {
-        for (int q = 1; q <= slots; q++) {
-            int slot = pipeline.slot(end + q);
-            for (int p = 0; p < ranks; p++) {
-                if (p != me) {
-                    src.fill(block(slot, p), size, me, p, end + q);
-                }
-            }
-        }
-        int corruptFor = ranks == 2 ? 0 : 1;
-        if (corruptOffset >= 0 && me == ranks - 1 && corruptOffset < size) {
-            src.corrupt(block(pipeline.slot(end + 1), corruptFor) + corruptOffset);
-        }
-        dst.clear();
+        blocks.prepareCheck(end);
         t.barrier("all-to-all buffers cleared for the checked round");
         checking = true;
         fault.arm();
@@ -330,21 +297,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         } finally {
             checking = false;
         }
-        String verdict = null;
-        for (int q = 1; q <= slots && verdict == null; q++) {
-            int slot = pipeline.slot(end + q);
-            for (int s = 0; s < ranks && verdict == null; s++) {
-                try {
-                    if (s != me) {
-                        dst.verify(block(slot, s), size, s, me, end + q);
-                    }
-                } catch (Payload.CorruptionException e) {
-                    verdict = e.getMessage() + " (" + t.benchmark() + " " + layout + ", block of rank " + s + ", slot "
-                            + slot + " of " + slots + ")";
-                }
-            }
-        }
-        t.verdicts("all-to-all checked rounds " + (end + 1) + ".." + (end + slots), verdict);
+        t.verdicts("all-to-all checked rounds " + (end + 1) + ".." + (end + slots), blocks.verify(end, layout));
     }
 
     // ---- completions (WriteEngine.Sink) -----------------------------------------------------

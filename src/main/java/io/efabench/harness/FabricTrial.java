@@ -2,14 +2,9 @@ package io.efabench.harness;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Map;
-import java.util.Set;
 import java.util.function.Function;
 
 import org.openjdk.jmh.infra.BenchmarkParams;
@@ -27,7 +22,6 @@ import io.efabench.fabric.RemoteRegion;
 import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankException;
 import io.efabench.rank.RankGroup;
-import io.efabench.report.Provenance;
 import io.efabench.topology.NicCounters;
 import io.efabench.topology.Sysfs;
 
@@ -51,24 +45,22 @@ public final class FabricTrial implements AutoCloseable {
     /** fi_addr of rank r's channel c, as inserted into local channel c's AV: {@code peer[r][c]}. */
     public long[][] peer;
     private NicInfo[] nicOf;
-    private NicPath path;
-    private TrialLocality locality;
+    NicPath path;
+    TrialLocality locality;
     public final Completion completion = new Completion();
     /** This rank's GPU: always with device buffers, and on a machine with a GPU to pin host buffers; else null. */
     public TrialGpu gpu;
-    private final MemoryKind memory;
+    final MemoryKind memory;
     private final Arena arena = Arena.ofShared();
-    private final List<AutoCloseable> owned = new ArrayList<>();
-    /** Threads that drive the channels (the proxy): stopped before anything closes. */
-    private final List<AutoCloseable> workers = new ArrayList<>();
-    private final List<TrialBuffer> buffers = new ArrayList<>();
-    private final RankEnv env;
-    private final String benchmark;
-    private final String config;
+    private final TrialResources resources = new TrialResources();
+    final List<TrialBuffer> buffers = new ArrayList<>();
+    final RankEnv env;
+    final String benchmark;
+    final String config;
     private Duration iterationTime = Duration.ZERO;
     private long iteration;
     /** Rank 0 on efa/verbs with sysfs byte counters: nic_bytes_ratio per iteration; else null. */
-    private NicCounters nicCounters;
+    NicCounters nicCounters;
     private long nicBytesAtStart = -1;
     private long invocations;
 
@@ -80,7 +72,8 @@ public final class FabricTrial implements AutoCloseable {
         if (bp.getThreads() != 1) {
             throw new BenchmarkSetupException(benchmark + " runs one thread per rank; drop -t " + bp.getThreads());
         }
-        int requested = parseChannels(channelsParam);
+        resources.push(TrialResources.Tier.MEMORY, arena);
+        int requested = TrialChecks.parseChannels(channelsParam);
         env = RankEnv.fromEnvironment();
         if (env.worldSize() < minRanks) {
             throw new BenchmarkSetupException(benchmark + " needs at least " + minRanks + " ranks but WORLD_SIZE is "
@@ -91,99 +84,36 @@ public final class FabricTrial implements AutoCloseable {
         rank = group.rank();
         size = group.size();
         try {
-            gpu = openGpu();
+            gpu = TrialOpening.gpu(memory, env, timeout, config, rank);
+            if (gpu != null) {
+                resources.push(TrialResources.Tier.GPU, gpu);
+            }
             path = bp.getParamsKeys().contains("path") ? NicPath.parse(bp.getParam("path"), "path") : NicPath.fromEnvironment();
-            discovery = discover(memory == MemoryKind.DEVICE);
-            requireSignalChaining(discovery.provider());
+            discovery = resources.push(TrialResources.Tier.FABRIC, TrialOpening.discover(memory == MemoryKind.DEVICE, path,
+                    config));
+            TrialChecks.requireSignalChaining(discovery.provider());
             // Before the channels and buffers exist: binding must precede their first touch.
             locality = TrialLocality.establish(group, timeout, discovery.nics(), gpu != null ? gpu.device.pciBusId() : null,
                     Sysfs.system());
-            Deadline.yieldWhenIdle(yieldWhenIdle(locality.oversubscribed()));
+            Deadline.yieldWhenIdle(TrialChecks.yieldWhenIdle(locality.oversubscribed()));
             List<NicInfo> mine = locality.nics;
             int n = requested > 0 ? requested : mine.size();
             channels = new Channel[n];
             nicOf = new NicInfo[n];
             for (int c = 0; c < n; c++) {
                 nicOf[c] = mine.get(c % mine.size());
-                channels[c] = Channel.open(discovery, nicOf[c], 4096);
+                channels[c] = resources.push(TrialResources.Tier.ENDPOINT, Channel.open(discovery, nicOf[c], 4096));
             }
-            peer = exchangeAddresses();
-            // Test hook EFABENCH_TEST_SYSFS_ROOT: the counters of a fixture sysfs tree, for any provider
-            // (tcp and shm have no RDMA counters), so a test sees nic_bytes_ratio reach the results.
-            String counterRoot = System.getenv("EFABENCH_TEST_SYSFS_ROOT");
-            if (rank == 0 && (counterRoot != null || NicPath.isNicProvider(discovery.provider()))) {
-                nicCounters = NicCounters.of(counterRoot != null ? new Sysfs(java.nio.file.Path.of(counterRoot)) : Sysfs.system(),
-                        java.util.Arrays.stream(nicOf).map(NicInfo::domainName).distinct().toList()).orElse(null);
-            }
+            peer = TrialExchange.addresses(group, channels, timeout);
+            nicCounters = rank == 0 ? TrialOpening.nicCounters(discovery.provider(), nicOf) : null;
         } catch (RuntimeException e) {
             group.abort(e.getMessage() != null ? e.getMessage() : e.toString());
-            closeQuietly();
+            resources.closeAll();
             throw e instanceof FabricException ? new BenchmarkSetupException(e.getMessage()) : e;
         }
         if (rank != 0) {
             System.out.println("# efabench: rank " + rank + " of " + size + " is a FOLLOWER: its JMH scores only mirror"
                     + " rank 0's rounds and are not results");
-        }
-    }
-
-    /**
-     * Busy-polling waits yield ({@link Deadline}) when this host's ranks outnumber the CPUs they
-     * may run on together ({@link TrialLocality#oversubscribed}); EFABENCH_YIELD=0/1 overrides.
-     * Recorded in provenance.
-     */
-    static boolean yieldWhenIdle(boolean oversubscribed) {
-        String v = System.getenv("EFABENCH_YIELD");
-        if (v != null && !v.isBlank()) {
-            return v.trim().equals("1");
-        }
-        return oversubscribed;
-    }
-
-    /**
-     * Device buffers need this rank's GPU; host buffers are page-locked on it where a GPU is
-     * present, like the seed's pinned buffers. Ranks of a node share GPUs when there are fewer
-     * GPUs than local ranks (provenance says so).
-     */
-    private TrialGpu openGpu() {
-        if (memory == MemoryKind.DEVICE) {
-            try {
-                return TrialGpu.open(env, TrialGpu.Sharing.ALLOWED, timeout);
-            } catch (BenchmarkSetupException | io.efabench.cuda.CudaException e) {
-                throw new BenchmarkSetupException(config + " moves GPU memory, but rank " + rank + " has no usable GPU: "
-                        + e.getMessage());
-            }
-        }
-        return TrialGpu.present() ? TrialGpu.open(env, TrialGpu.Sharing.ALLOWED, timeout) : null;
-    }
-
-    /** fi_getinfo for this trial; FI_HMEM is asked for only when device buffers are used. */
-    private Discovery discover(boolean hmem) {
-        try {
-            return Discovery.discover(hmem, path);
-        } catch (FabricException e) {
-            if (!hmem) {
-                throw e;
-            }
-            String provider = System.getenv("FI_PROVIDER");
-            throw new BenchmarkSetupException(config + " moves GPU memory, but provider "
-                    + (provider == null || provider.isBlank() ? "(any)" : provider)
-                    + " offers no FI_HMEM (device memory) with FI_EP_RDM and FI_MSG|FI_RMA here; needs a libfabric built"
-                    + " with CUDA and a provider with FI_HMEM (efa, shm; see docs/DESIGN.md) (" + e.getMessage() + ")");
-        }
-    }
-
-    /**
-     * libfabric's shm provider (also loaded by efa for peers on the same node) installs its
-     * own SIGSEGV/SIGBUS handlers, which replace the JVM's and crash it at the next implicit
-     * null check. Preloading the JDK's libjsig.so chains the handlers; run-jmh.sh does it.
-     */
-    private static void requireSignalChaining(String provider) {
-        String preload = System.getenv("LD_PRELOAD");
-        boolean chained = preload != null && preload.contains("libjsig");
-        if (!chained && (provider.equals("shm") || provider.equals("efa"))
-                && !"1".equals(System.getenv("EFABENCH_ALLOW_NO_JSIG"))) {
-            throw new BenchmarkSetupException("provider " + provider + " replaces the JVM's signal handlers; run with"
-                    + " LD_PRELOAD=$JAVA_HOME/lib/libjsig.so (run-jmh.sh sets it)");
         }
     }
 
@@ -199,95 +129,23 @@ public final class FabricTrial implements AutoCloseable {
         }
     }
 
-    static int parseChannels(String p) {
-        if (p == null || p.equals("auto")) {
-            return 0;
-        }
-        try {
-            int n = Integer.parseInt(p.trim());
-            if (n >= 1 && n <= 64) {
-                return n;
-            }
-        } catch (NumberFormatException ignored) {
-            // falls through to the one-line error
-        }
-        throw new BenchmarkSetupException("channels=" + p + ": must be 'auto' or a whole number from 1 to 64");
-    }
-
-    private static double linkOverrideGbps() {
-        String v = System.getenv("FABRIC_LINK_GBPS");
-        if (v == null || v.isBlank()) {
-            return 0;
-        }
-        try {
-            double g = Double.parseDouble(v.trim());
-            if (g > 0 && !Double.isInfinite(g)) {
-                return g;
-            }
-        } catch (NumberFormatException ignored) {
-            // one-line error below
-        }
-        throw new BenchmarkSetupException("FABRIC_LINK_GBPS=" + v + ": must be a positive number (Gbps per NIC)");
-    }
-
     /** Link speed in Gbps of the distinct NICs behind the given channels; 0 when any is unknown. */
     public double linkGbps(int... channelIndexes) {
         List<NicInfo> used = new ArrayList<>();
         for (int c : channelIndexes) {
             used.add(nicOf[c]);
         }
-        return linkGbps(used, linkOverrideGbps());
-    }
-
-    /**
-     * Sum over the distinct NICs of {@code nics} of {@code overrideGbps} (FABRIC_LINK_GBPS, per
-     * NIC, replacing what the provider reports) when positive, else of the reported speed where
-     * plausible ({@link NicInfo#plausibleLinkGbps()}); 0 (unknown: no busbw_pct) when any is not.
-     */
-    static double linkGbps(List<NicInfo> nics, double overrideGbps) {
-        Set<String> seen = new LinkedHashSet<>();
-        double sum = 0;
-        for (NicInfo nic : nics) {
-            if (seen.add(nic.domainName())) {
-                double g = overrideGbps > 0 ? overrideGbps : nic.plausibleLinkGbps();
-                if (g <= 0) {
-                    return 0;
-                }
-                sum += g;
-            }
-        }
-        return sum;
-    }
-
-    private long[][] exchangeAddresses() {
-        ByteBuffer mine = encodeChunks(channels.length, c -> channels[c].name());
-        List<byte[]> all = group.allgather("fabric addresses", mine.array(), timeout);
-        long[][] addr = new long[size][];
-        for (int r = 0; r < size; r++) {
-            byte[][] names = decodeChunks(all.get(r));
-            if (names.length != channels.length) {
-                throw new BenchmarkSetupException("rank " + r + " opened " + names.length + " channels but rank " + rank
-                        + " opened " + channels.length + "; use the same -p channels on every rank");
-            }
-            addr[r] = new long[channels.length];
-            if (r == rank) {
-                continue;
-            }
-            for (int c = 0; c < channels.length; c++) {
-                addr[r][c] = channels[c].insertPeer(names[c]);
-            }
-        }
-        return addr;
+        return TrialChecks.linkGbps(used, TrialChecks.linkOverrideGbps());
     }
 
     /** Closes {@code resource} with the trial (in reverse order of ownership). */
     public void own(AutoCloseable resource) {
-        owned.add(resource);
+        resources.push(TrialResources.Tier.OWNED, resource);
     }
 
     /** Stops {@code worker} (a thread driving the channels) first when the trial closes, before the endpoints. */
     public void ownWorker(AutoCloseable worker) {
-        workers.add(worker);
+        resources.push(TrialResources.Tier.WORKER, worker);
     }
 
     /** Largest message the NIC behind {@code channel} takes in one operation. */
@@ -302,21 +160,11 @@ public final class FabricTrial implements AutoCloseable {
      */
     public void requireSendFits(long bytes) {
         for (Channel c : channels) {
-            String refusal = sendTooLarge(bytes, c.maxSendSize(), c.nic());
+            String refusal = TrialChecks.sendTooLarge(bytes, c.maxSendSize(), c.nic());
             if (refusal != null) {
                 throw fail(new BenchmarkSetupException(refusal)); // every rank fails with this line
             }
         }
-    }
-
-    /** The one-line refusal of a {@code bytes} message on {@code nic} whose sends stop at {@code max}, else null. */
-    static String sendTooLarge(long bytes, long max, NicInfo nic) {
-        if (max <= 0 || bytes <= max) {
-            return null;
-        }
-        return "size=" + Sizes.format(bytes) + " is larger than the " + max + " bytes one message takes on " + nic.provider()
-                + " " + nic.domainName() + " (fabric " + nic.fabricName() + "); use sizes up to " + Sizes.format(max)
-                + (nic.fabricName().equals("efa-direct") ? " or the efa fabric (unset EFABENCH_FABRIC)" : "");
     }
 
     /** Allocates a page-aligned buffer owned by this trial. */
@@ -344,7 +192,7 @@ public final class FabricTrial implements AutoCloseable {
         TrialBuffer b = memory == MemoryKind.DEVICE
                 ? TrialBuffer.device(bytes, gpu, channels, rank)
                 : TrialBuffer.host(arena, bytes, gpu, channels, rank);
-        buffers.add(b);
+        buffers.add(resources.push(TrialResources.Tier.BUFFER, b));
         return b;
     }
 
@@ -354,17 +202,7 @@ public final class FabricTrial implements AutoCloseable {
 
     /** Every rank's regions (as registered per channel): {@code result[rank][channel]}. */
     public RemoteRegion[][] exchange(String what, MemoryRegion[] local) {
-        ByteBuffer mine = encodeChunks(local.length, c -> local[c].remote().encode());
-        List<byte[]> all = group.allgather(what, mine.array(), timeout);
-        RemoteRegion[][] out = new RemoteRegion[size][];
-        for (int r = 0; r < size; r++) {
-            byte[][] chunks = decodeChunks(all.get(r));
-            out[r] = new RemoteRegion[chunks.length];
-            for (int c = 0; c < chunks.length; c++) {
-                out[r][c] = RemoteRegion.decode(chunks[c]);
-            }
-        }
-        return out;
+        return TrialExchange.regions(group, what, local, timeout);
     }
 
     /**
@@ -432,7 +270,7 @@ public final class FabricTrial implements AutoCloseable {
             Traffic.publish(r.bytesPerInvocation(), r.transfersPerInvocation(), r.linkGbps(), rank,
                     r.invocationIsLatency());
             Traffic.publishAlgbwBytes(r.algbwBytesPerInvocation());
-            recordProvenance(r);
+            TrialProvenance.record(this, r);
             return r;
         } catch (RuntimeException e) {
             throw fail(e);
@@ -506,134 +344,15 @@ public final class FabricTrial implements AutoCloseable {
         return benchmark;
     }
 
-    /**
-     * Rank 0 records the fabric facts of the run; every rank with a GPU records its GPU (which
-     * one, shared or not), and device buffers say how they were registered.
-     */
-    private void recordProvenance(Rounds rounds) {
-        // Every buffer of a trial is registered alike (one provider), so the first one speaks for all.
-        String registration = buffers.isEmpty() ? "none" : buffers.get(0).registration().name().toLowerCase(java.util.Locale.ROOT);
-        String refusal = buffers.isEmpty() ? null : buffers.get(0).dmaBufRefusal();
-        if (gpu != null) {
-            Map<String, Object> g = gpu.provenance();
-            g.put("rank", rank);
-            g.put("memory", memory.name().toLowerCase(java.util.Locale.ROOT));
-            if (memory == MemoryKind.DEVICE) {
-                g.put("registration", registration);
-                if (refusal != null) {
-                    g.put("dmabuf_refused", refusal);
-                }
-            }
-            Provenance.record("cuda-rank" + rank, g);
-        }
-        Provenance.record("locality-rank" + rank, locality.provenance(rank));
-        Map<String, Object> footprint = new LinkedHashMap<>();
-        footprint.put("benchmark", config);
-        footprint.put("slots", rounds.slots());
-        footprint.put("rounds_in_flight", rounds.roundsInFlight());
-        footprint.put("payload_bytes", buffers.stream().mapToLong(TrialBuffer::byteSize).sum());
-        Provenance.record("footprint-rank" + rank, footprint);
-        if (rank != 0) {
-            return;
-        }
-        int[] pairs = locality.rankZeroPairs();
-        String via = !discovery.pathApplies() ? discovery.provider() + " (no NIC path choice)"
-                : path == NicPath.NIC ? "the NIC (FI_REMOTE_COMM only)" : discovery.provider() + "'s own choice (efa: shm)";
-        System.out.println("# efabench: path=" + path.label() + ": rank 0's " + (pairs[0] + pairs[1]) + " peer(s): "
-                + pairs[0] + " on its node, through " + via + "; " + pairs[1] + " on other nodes");
-        if (memory == MemoryKind.DEVICE) {
-            System.out.println("# efabench: " + config + ": device buffers on " + gpu.device.name() + " " + gpu.device.pciBusId()
-                    + (gpu.shared ? " (shared by the ranks of this node)" : "") + ", registered through "
-                    + registration + (refusal == null ? "" : " (DMA-BUF refused: " + refusal + ")"));
-        }
-        Map<String, Object> facts = new LinkedHashMap<>();
-        facts.put("provider", discovery.provider());
-        facts.put("libfabric_header", Discovery.headerVersion());
-        facts.put("libfabric_runtime", discovery.runtimeVersion());
-        facts.put("libfabric_api", Discovery.apiVersion());
-        facts.put("memory", memory.name().toLowerCase(java.util.Locale.ROOT));
-        if (memory == MemoryKind.DEVICE) {
-            facts.put("registration", registration);
-        }
-        List<Map<String, Object>> nics = new ArrayList<>();
-        for (NicInfo nic : discovery.nics()) {
-            Map<String, Object> m = new LinkedHashMap<>();
-            m.put("name", nic.nicName());
-            m.put("domain", nic.domainName());
-            m.put("link_gbps", nic.linkSpeedBps() / 1e9);
-            if (nic.plausibleLinkGbps() == 0) {
-                m.put("link", "unknown (reported speed outside 1 Gbps..10 Tbps)");
-            }
-            if (nic.pci() != null) {
-                m.put("pci", nic.pci().toString());
-            }
-            nics.add(m);
-        }
-        facts.put("nics", nics);
-        facts.put("channels", channels.length);
-        facts.put("path", path.label());
-        facts.put("path_applies", discovery.pathApplies());
-        facts.put("pairs_same_node", pairs[0]);
-        facts.put("pairs_cross_node", pairs[1]);
-        facts.put("nic_counters", nicCounters != null ? nicCounters.describe()
-                : "none (tcp/shm, or no RDMA byte counters in sysfs for these NICs): no nic_bytes_ratio");
-        facts.put("ranks", size);
-        facts.put("waits_yield", Deadline.yieldsWhenIdle());
-        facts.put("rank_source", env.source());
-        Provenance.record("fabric-" + benchmark, facts);
-    }
-
     @Override
     public void close() {
         try {
             group.barrier("end of trial", timeout.plus(iterationTime));
         } finally {
-            closeQuietly();
+            resources.closeAll();
             group.close();
             // Traffic stays published: JMH runs profilers' afterIteration for the last
             // iteration after the trial teardown.
-        }
-    }
-
-    /**
-     * Endpoints close first (Channel.close: endpoint, then its memory regions, CQ, AV, domain):
-     * closing a region under a posted receive is undefined behaviour (fi_efa(7)). The memory
-     * behind the regions is freed after that, the GPU context last.
-     */
-    private void closeQuietly() {
-        for (int i = workers.size() - 1; i >= 0; i--) {
-            quietly(workers.get(i));
-        }
-        workers.clear();
-        if (channels != null) {
-            for (Channel c : channels) {
-                if (c != null) {
-                    quietly(c);
-                }
-            }
-        }
-        for (int i = owned.size() - 1; i >= 0; i--) {
-            quietly(owned.get(i));
-        }
-        owned.clear();
-        for (int i = buffers.size() - 1; i >= 0; i--) {
-            quietly(buffers.get(i));
-        }
-        buffers.clear();
-        if (discovery != null) {
-            quietly(discovery);
-        }
-        arena.close();
-        if (gpu != null) {
-            quietly(gpu);
-        }
-    }
-
-    private static void quietly(AutoCloseable resource) {
-        try {
-            resource.close();
-        } catch (Exception ignored) {
-            // closing on the way out of a failure: the first error is the one reported
         }
     }
 
@@ -643,31 +362,4 @@ public final class FabricTrial implements AutoCloseable {
         return benchmark.substring(c + 1, m);
     }
 
-    private interface Chunk {
-        byte[] get(int i);
-    }
-
-    private static ByteBuffer encodeChunks(int n, Chunk chunk) {
-        byte[][] parts = new byte[n][];
-        int len = 4;
-        for (int i = 0; i < n; i++) {
-            parts[i] = chunk.get(i);
-            len += 4 + parts[i].length;
-        }
-        ByteBuffer b = ByteBuffer.allocate(len).putInt(n);
-        for (byte[] p : parts) {
-            b.putInt(p.length).put(p);
-        }
-        return b;
-    }
-
-    private static byte[][] decodeChunks(byte[] bytes) {
-        ByteBuffer b = ByteBuffer.wrap(bytes);
-        byte[][] parts = new byte[b.getInt()][];
-        for (int i = 0; i < parts.length; i++) {
-            parts[i] = new byte[b.getInt()];
-            b.get(parts[i]);
-        }
-        return parts;
-    }
 }

@@ -22,18 +22,18 @@ class FabricTrialChecksTest {
         NicInfo good = nic("a", 100_000_000_000L, "efa");
         NicInfo zero = nic("b", 0, "efa");
         NicInfo huge = nic("c", 40_000_000_000_000L, "efa");
-        assertEquals(200, FabricTrial.linkGbps(List.of(good, nic("d", 100_000_000_000L, "efa")), 0));
-        assertEquals(100, FabricTrial.linkGbps(List.of(good, good), 0), "one NIC behind two channels counts once");
-        assertEquals(0, FabricTrial.linkGbps(List.of(good, zero), 0));
-        assertEquals(0, FabricTrial.linkGbps(List.of(huge), 0));
-        assertEquals(50, FabricTrial.linkGbps(List.of(huge, zero), 25), "FABRIC_LINK_GBPS: per NIC, replaces");
+        assertEquals(200, TrialChecks.linkGbps(List.of(good, nic("d", 100_000_000_000L, "efa")), 0));
+        assertEquals(100, TrialChecks.linkGbps(List.of(good, good), 0), "one NIC behind two channels counts once");
+        assertEquals(0, TrialChecks.linkGbps(List.of(good, zero), 0));
+        assertEquals(0, TrialChecks.linkGbps(List.of(huge), 0));
+        assertEquals(50, TrialChecks.linkGbps(List.of(huge, zero), 25), "FABRIC_LINK_GBPS: per NIC, replaces");
     }
 
     @Test
     void sendsLargerThanOneMessageAreRefusedWithOneLine() {
         NicInfo direct = nic("rdmap79s0-rdm", 0, "efa-direct");
-        assertNull(FabricTrial.sendTooLarge(8192, 8192, direct));
-        String r = FabricTrial.sendTooLarge(16384, 8192, direct);
+        assertNull(TrialChecks.sendTooLarge(8192, 8192, direct));
+        String r = TrialChecks.sendTooLarge(16384, 8192, direct);
         assertTrue(r != null && r.startsWith("size=16K is larger than the 8192 bytes one message takes on efa rdmap79s0-rdm"
                 + " (fabric efa-direct)") && r.endsWith("or the efa fabric (unset EFABENCH_FABRIC)"), String.valueOf(r));
     }
@@ -54,7 +54,7 @@ class FabricTrialChecksTest {
         assertEquals(List.of(0, 1, 2, 3, 10, 11), io.efabench.topology.Sysfs.parseCpuList(TrialLocality.compact(List.of(0, 1, 2, 3, 10, 11))),
                 "what a rank sends is read back as the same CPUs");
         org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv("EFABENCH_YIELD") == null, "EFABENCH_YIELD overrides");
-        assertTrue(FabricTrial.yieldWhenIdle(true));
-        assertFalse(FabricTrial.yieldWhenIdle(false));
+        assertTrue(TrialChecks.yieldWhenIdle(true));
+        assertFalse(TrialChecks.yieldWhenIdle(false));
     }
 }

@@ -1,0 +1,93 @@
+package io.efabench.harness;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.efabench.fabric.Discovery;
+import io.efabench.fabric.NicInfo;
+import io.efabench.fabric.NicPath;
+import io.efabench.report.Provenance;
+
+/** What a trial records of itself for the results (report/Provenance), once its rounds are built. */
+final class TrialProvenance {
+    private TrialProvenance() {}
+
+    /**
+     * Rank 0 records the fabric facts of the run; every rank with a GPU records its GPU (which
+     * one, shared or not), and device buffers say how they were registered.
+     */
+    static void record(FabricTrial t, Rounds rounds) {
+        // Every buffer of a trial is registered alike (one provider), so the first one speaks for all.
+        String registration = t.buffers.isEmpty() ? "none" : t.buffers.get(0).registration().name().toLowerCase(java.util.Locale.ROOT);
+        String refusal = t.buffers.isEmpty() ? null : t.buffers.get(0).dmaBufRefusal();
+        if (t.gpu != null) {
+            Map<String, Object> g = t.gpu.provenance();
+            g.put("rank", t.rank);
+            g.put("memory", t.memory.name().toLowerCase(java.util.Locale.ROOT));
+            if (t.memory == MemoryKind.DEVICE) {
+                g.put("registration", registration);
+                if (refusal != null) {
+                    g.put("dmabuf_refused", refusal);
+                }
+            }
+            Provenance.record("cuda-rank" + t.rank, g);
+        }
+        Provenance.record("locality-rank" + t.rank, t.locality.provenance(t.rank));
+        Map<String, Object> footprint = new LinkedHashMap<>();
+        footprint.put("benchmark", t.config);
+        footprint.put("slots", rounds.slots());
+        footprint.put("rounds_in_flight", rounds.roundsInFlight());
+        footprint.put("payload_bytes", t.buffers.stream().mapToLong(TrialBuffer::byteSize).sum());
+        Provenance.record("footprint-rank" + t.rank, footprint);
+        if (t.rank != 0) {
+            return;
+        }
+        int[] pairs = t.locality.rankZeroPairs();
+        String via = !t.discovery.pathApplies() ? t.discovery.provider() + " (no NIC path choice)"
+                : t.path == NicPath.NIC ? "the NIC (FI_REMOTE_COMM only)" : t.discovery.provider() + "'s own choice (efa: shm)";
+        System.out.println("# efabench: path=" + t.path.label() + ": rank 0's " + (pairs[0] + pairs[1]) + " peer(s): "
+                + pairs[0] + " on its node, through " + via + "; " + pairs[1] + " on other nodes");
+        if (t.memory == MemoryKind.DEVICE) {
+            System.out.println("# efabench: " + t.config + ": device buffers on " + t.gpu.device.name() + " " + t.gpu.device.pciBusId()
+                    + (t.gpu.shared ? " (shared by the ranks of this node)" : "") + ", registered through "
+                    + registration + (refusal == null ? "" : " (DMA-BUF refused: " + refusal + ")"));
+        }
+        Map<String, Object> facts = new LinkedHashMap<>();
+        facts.put("provider", t.discovery.provider());
+        facts.put("libfabric_header", Discovery.headerVersion());
+        facts.put("libfabric_runtime", t.discovery.runtimeVersion());
+        facts.put("libfabric_api", Discovery.apiVersion());
+        facts.put("memory", t.memory.name().toLowerCase(java.util.Locale.ROOT));
+        if (t.memory == MemoryKind.DEVICE) {
+            facts.put("registration", registration);
+        }
+        List<Map<String, Object>> nics = new ArrayList<>();
+        for (NicInfo nic : t.discovery.nics()) {
+            Map<String, Object> m = new LinkedHashMap<>();
+            m.put("name", nic.nicName());
+            m.put("domain", nic.domainName());
+            m.put("link_gbps", nic.linkSpeedBps() / 1e9);
+            if (nic.plausibleLinkGbps() == 0) {
+                m.put("link", "unknown (reported speed outside 1 Gbps..10 Tbps)");
+            }
+            if (nic.pci() != null) {
+                m.put("pci", nic.pci().toString());
+            }
+            nics.add(m);
+        }
+        facts.put("nics", nics);
+        facts.put("channels", t.channels.length);
+        facts.put("path", t.path.label());
+        facts.put("path_applies", t.discovery.pathApplies());
+        facts.put("pairs_same_node", pairs[0]);
+        facts.put("pairs_cross_node", pairs[1]);
+        facts.put("nic_counters", t.nicCounters != null ? t.nicCounters.describe()
+                : "none (tcp/shm, or no RDMA byte counters in sysfs for these NICs): no nic_bytes_ratio");
+        facts.put("ranks", t.size);
+        facts.put("waits_yield", Deadline.yieldsWhenIdle());
+        facts.put("rank_source", t.env.source());
+        Provenance.record("fabric-" + t.benchmark, facts);
+    }
+}
