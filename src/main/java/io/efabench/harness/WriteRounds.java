@@ -20,7 +20,7 @@ import io.efabench.harness.engine.OpPlan.Layout;
  *
  * <p>Credits keep every target bounded: the leader posts round r to a target only once it acked
  * round r - credits (LOCAL: max(16, W); REMOTE: W); targets ack cumulatively every
- * {@code ackEvery} rounds. After every iteration a checked pass of {@code slots} rounds runs
+ * {@code ackEvery} rounds (LOCAL: credits / 2; REMOTE: W, the window's last round). After every iteration a checked pass of {@code slots} rounds runs
  * through the same pipeline, each slot with the pattern of (0, target, its round).
  */
 public final class WriteRounds implements Rounds {
@@ -73,7 +73,8 @@ public final class WriteRounds implements Rounds {
         this.slots = Footprint.slots(slotsParam, windowParam, size * targets);
         this.window = Footprint.roundsInFlight(windowParam, slots);
         this.credits = remote ? window : Math.max(LOCAL_CREDITS, window);
-        this.ackEvery = remote && window == 1 ? 1 : Math.max(1, credits / 4);
+        // REMOTE: one ack per window (its last round asks for it anyway); LOCAL: twice per credit span.
+        this.ackEvery = remote ? window : Math.max(1, credits / 2);
         // The leader reads slots x targets source blocks; a target receives slots blocks; the leader's
         // own target region is never written (one page, for the exchange).
         TrialBuffer src = t.rank == 0 ? t.buffer(Footprint.bufferBytes(slots, size * targets)) : null;

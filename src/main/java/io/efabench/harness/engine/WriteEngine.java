@@ -148,14 +148,15 @@ public final class WriteEngine {
     /**
      * Posts a write with fi_inject_writedata: no context, no local completion, complete once
      * posted. The provider still needs progress to recycle its inject buffers, so the CQs are
-     * read once every {@code injectPollEvery} injected writes.
+     * read before an injected write once {@code injectPollEvery} went out since the last read
+     * (the caller's own waits read them too: at window 1 the wait for the ack does it every round).
      */
     public void inject(int c, MemoryRegion src, long srcOff, long len, int peer, RemoteRegion dst, long dstOff, long imm,
             long round) {
-        if (++injectedSincePoll >= injectPollEvery) {
-            injectedSincePoll = 0;
+        if (injectedSincePoll >= injectPollEvery) {
             progress();
         }
+        injectedSincePoll++;
         Channel ch = channels[c];
         long dest = t.peer[peer][c];
         if (ch.tryInjectWrite(src, srcOff, len, dest, dst, dstOff, imm) != 0) {
@@ -195,6 +196,7 @@ public final class WriteEngine {
      * between the completion awaited and the next post.
      */
     public boolean progress() {
+        injectedSincePoll = 0;
         boolean any = false;
         for (int c = 0; c < channels.length; c++) {
             int n = channels[c].pollBatch(comp);
