@@ -8,7 +8,7 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.infra.IterationParams;
 
 import io.efabench.harness.FabricTrial;
-import io.efabench.harness.Rounds;
+import io.efabench.harness.RoundDriver;
 
 /**
  * The lifecycle every fabric benchmark shares, written once (JMH runs the fixture methods of a
@@ -20,21 +20,21 @@ import io.efabench.harness.Rounds;
 @State(Scope.Benchmark)
 public abstract class FabricBenchmark {
     protected FabricTrial trial;
-    protected Rounds rounds;
+    protected RoundDriver rounds;
 
     @Setup(Level.Iteration)
     public void startIteration(IterationParams ip) {
-        trial.beginIteration(ip, rounds);
+        rounds.beginIteration(ip);
     }
 
     /** One invocation: the leader's round on rank 0, a follower's elsewhere. */
     protected final void round() {
-        trial.round(rounds);
+        rounds.round();
     }
 
     @TearDown(Level.Iteration)
     public void endIteration() {
-        trial.endIteration(rounds);
+        rounds.endIteration();
     }
 
     @TearDown(Level.Trial)

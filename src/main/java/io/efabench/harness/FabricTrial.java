@@ -61,8 +61,6 @@ public final class FabricTrial implements AutoCloseable {
     private long iteration;
     /** Rank 0 on efa/verbs with sysfs byte counters: nic_bytes_ratio per iteration; else null. */
     NicCounters nicCounters;
-    private long nicBytesAtStart = -1;
-    private long invocations;
 
     private FabricTrial(BenchmarkParams bp, String channelsParam, int minRanks, MemoryKind memory) {
         benchmark = simpleName(bp.getBenchmark());
@@ -206,27 +204,14 @@ public final class FabricTrial implements AutoCloseable {
     }
 
     /**
-     * Iteration setup: remembers the iteration time (for barrier deadlines), lines up all ranks,
-     * then runs one untimed round ({@link Rounds#leaderWarmRound}): a rank leaves the barrier at
-     * its own pace, and the first timed round would otherwise wait for the slowest one to get
-     * back into its polling loop (in {@code -bm ss} with small batches that is most of the score).
+     * Iteration start: remembers the iteration time (for barrier deadlines) and lines up all
+     * ranks; {@link RoundDriver#beginIteration} then runs the warm round.
      */
-    public void beginIteration(IterationParams ip, Rounds r) {
+    void startIteration(IterationParams ip) {
         iteration++;
         long ms = ip.getTime().convertTo(java.util.concurrent.TimeUnit.MILLISECONDS);
         iterationTime = Duration.ofMillis(Math.max(0, ms));
         group.barrier("start of iteration " + iteration, timeout.plus(iterationTime));
-        try {
-            if (rank == 0) {
-                r.leaderWarmRound();
-            } else {
-                r.followerWarmRound();
-            }
-        } catch (RuntimeException e) {
-            throw fail(e, r.peerInFlight());
-        }
-        invocations = 0;
-        nicBytesAtStart = nicCounters != null ? nicCounters.bytes() : -1;
     }
 
     public long iteration() {
@@ -261,54 +246,19 @@ public final class FabricTrial implements AutoCloseable {
     }
 
     /**
-     * Builds the benchmark's rounds on this trial and publishes their traffic for
-     * {@link MetricsProfiler}; a failure fails the whole group.
+     * Builds the benchmark's rounds on this trial, publishes their traffic for
+     * {@link MetricsProfiler} and records provenance; a failure fails the whole group.
      */
-    public <R extends Rounds> R rounds(Function<FabricTrial, R> make) {
+    public <R extends Rounds> RoundDriver rounds(Function<FabricTrial, R> make) {
         try {
             R r = make.apply(this);
             Traffic.publish(r.bytesPerInvocation(), r.transfersPerInvocation(), r.linkGbps(), rank,
                     r.invocationIsLatency());
             Traffic.publishAlgbwBytes(r.algbwBytesPerInvocation());
             TrialProvenance.record(this, r);
-            return r;
+            return new RoundDriver(this, r);
         } catch (RuntimeException e) {
             throw fail(e);
-        }
-    }
-
-    /** One {@code @Benchmark} invocation: the leader's round on rank 0, a follower's elsewhere. */
-    public void round(Rounds r) {
-        try {
-            if (rank == 0) {
-                r.leaderRound();
-                invocations++;
-            } else {
-                r.followerRound();
-            }
-        } catch (RuntimeException e) {
-            throw fail(e, r.peerInFlight());
-        }
-    }
-
-    /** Iteration teardown: drain, END and the checked round, on the leader's or a follower's side. */
-    public void endIteration(Rounds r) {
-        if (nicBytesAtStart >= 0) {
-            // Read before the drain and the checked round: their bytes are not in the timed count.
-            long now = nicCounters.bytes();
-            if (now >= 0) {
-                Traffic.publishNicBytesRatio(Metrics.nicBytesRatio(now - nicBytesAtStart,
-                        invocations * r.nicBytesPerInvocation()));
-            }
-        }
-        try {
-            if (rank == 0) {
-                r.leaderEndIteration();
-            } else {
-                r.followerEndIteration();
-            }
-        } catch (RuntimeException e) {
-            throw fail(e, r.peerInFlight());
         }
     }
 

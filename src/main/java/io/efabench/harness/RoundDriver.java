@@ -1,0 +1,79 @@
+package io.efabench.harness;
+
+import org.openjdk.jmh.infra.IterationParams;
+
+/**
+ * Drives one benchmark's {@link Rounds} through JMH's callbacks on this rank: the leader's side on
+ * rank 0, a follower's elsewhere; every failure fails the whole group ({@link FabricTrial#fail})
+ * naming the peer the failed wait was for. Rank 0 also brackets each iteration's timed rounds with
+ * its NIC byte counters (nic_bytes_ratio).
+ */
+public final class RoundDriver {
+    private final FabricTrial t;
+    private final Rounds r;
+    private final boolean leader;
+    private long nicBytesAtStart = -1;
+    private long invocations;
+
+    RoundDriver(FabricTrial t, Rounds r) {
+        this.t = t;
+        this.r = r;
+        this.leader = t.rank == 0;
+    }
+
+    /**
+     * Iteration setup: the trial's start barrier, then one untimed round ({@link
+     * Rounds#leaderWarmRound}): a rank leaves the barrier at its own pace, and the first timed
+     * round would otherwise wait for the slowest one to get back into its polling loop (in
+     * {@code -bm ss} with small batches that is most of the score).
+     */
+    public void beginIteration(IterationParams ip) {
+        t.startIteration(ip);
+        try {
+            if (leader) {
+                r.leaderWarmRound();
+            } else {
+                r.followerWarmRound();
+            }
+        } catch (RuntimeException e) {
+            throw t.fail(e, r.peerInFlight());
+        }
+        invocations = 0;
+        nicBytesAtStart = t.nicCounters != null ? t.nicCounters.bytes() : -1;
+    }
+
+    /** One {@code @Benchmark} invocation: the leader's round on rank 0, a follower's elsewhere. */
+    public void round() {
+        try {
+            if (leader) {
+                r.leaderRound();
+                invocations++;
+            } else {
+                r.followerRound();
+            }
+        } catch (RuntimeException e) {
+            throw t.fail(e, r.peerInFlight());
+        }
+    }
+
+    /** Iteration teardown: drain, END and the checked round, on the leader's or a follower's side. */
+    public void endIteration() {
+        if (nicBytesAtStart >= 0) {
+            // Read before the drain and the checked round: their bytes are not in the timed count.
+            long now = t.nicCounters.bytes();
+            if (now >= 0) {
+                Traffic.publishNicBytesRatio(Metrics.nicBytesRatio(now - nicBytesAtStart,
+                        invocations * r.nicBytesPerInvocation()));
+            }
+        }
+        try {
+            if (leader) {
+                r.leaderEndIteration();
+            } else {
+                r.followerEndIteration();
+            }
+        } catch (RuntimeException e) {
+            throw t.fail(e, r.peerInFlight());
+        }
+    }
+}
