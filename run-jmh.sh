@@ -123,9 +123,12 @@ preload_jsig() {
 java_version_line() { "$JAVA" -version 2>&1 | grep -m1 ' version "'; }
 
 have_libfabric() {
-    local ldconfig d
+    local ldconfig d cache
     ldconfig=$(command -v ldconfig || echo /sbin/ldconfig)
-    "$ldconfig" -p 2>/dev/null | grep -q 'libfabric\.so\.1 ' && return 0
+    # Read the whole cache before matching: `ldconfig -p | grep -q` under pipefail fails when grep
+    # exits at the match and ldconfig, still writing, dies of SIGPIPE (seen under load).
+    cache=$("$ldconfig" -p 2>/dev/null) || true
+    [[ $cache == *'libfabric.so.1 '* ]] && return 0
     local IFS=:
     for d in ${LD_LIBRARY_PATH:-}; do
         [[ -n $d && -e $d/libfabric.so.1 ]] && return 0

@@ -17,6 +17,7 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
 
 import io.efabench.harness.FabricTrial;
+import io.efabench.harness.Flags;
 import io.efabench.harness.MemoryKind;
 import io.efabench.harness.ProxyRounds;
 import io.efabench.harness.Sizes;
@@ -64,7 +65,7 @@ public class ProxyBenchmark extends FabricBenchmark {
 
     /** true: the kernel writes the payload before pushing, inside the timed round (as the seed did). */
     @Param({"false"})
-    public boolean fill;
+    public String fill;
 
     @Param({"auto"})
     public String channels;
@@ -75,12 +76,13 @@ public class ProxyBenchmark extends FabricBenchmark {
 
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
+        boolean filled = Flags.parse("fill", fill);
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, MemoryKind.DEVICE);
         if (config.direct) {
             rounds = trial.rounds(t -> new WriteRounds(t, config.layout, true, bytes, 1, true, "1"));
         } else {
-            rounds = trial.rounds(t -> new ProxyRounds(t, config.layout, config.nbi, bytes, requests, grid, block, fill));
+            rounds = trial.rounds(t -> new ProxyRounds(t, config.layout, config.nbi, bytes, requests, grid, block, filled));
         }
     }
 

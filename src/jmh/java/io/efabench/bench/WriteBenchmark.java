@@ -18,6 +18,7 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.FabricTrial;
+import io.efabench.harness.Flags;
 import io.efabench.harness.Sizes;
 import io.efabench.harness.WriteRounds;
 
@@ -76,7 +77,7 @@ public class WriteBenchmark extends FabricBenchmark {
      * write with a completion to reap.
      */
     @Param({"true"})
-    public boolean inject;
+    public String inject;
 
     /**
      * Distinct source and target regions the rounds in flight write, like fabtests' window of
@@ -92,9 +93,10 @@ public class WriteBenchmark extends FabricBenchmark {
             case "local" -> false;
             default -> throw new BenchmarkSetupException("completion=" + completion + ": use remote or local");
         };
+        boolean injected = Flags.parse("inject", inject);
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, config.memory);
-        rounds = trial.rounds(t -> new WriteRounds(t, config.layout, remote, bytes, window, inject, slots));
+        rounds = trial.rounds(t -> new WriteRounds(t, config.layout, remote, bytes, window, injected, slots));
     }
 
     @Benchmark

@@ -21,6 +21,11 @@ public final class Compare {
     public static final int OK = 0;
     /** Exit status: at least one matched entry regressed beyond threshold and error. */
     public static final int REGRESSED = 1;
+    /**
+     * Exit status: no entry of OLD matches one of NEW (benchmark, mode and params), so nothing
+     * was compared; a CI gate must not read that as "no regression".
+     */
+    public static final int NOTHING_MATCHED = 4;
 
     public enum Verdict {
         REGRESSION("REGRESSION"), IMPROVEMENT("improved"), SMALL_WORSE("worse, under threshold"),
@@ -46,7 +51,7 @@ public final class Compare {
 
     private Compare() {}
 
-    /** Reads both files, prints the comparison, returns {@link #OK} or {@link #REGRESSED}. */
+    /** Reads both files, prints the comparison, returns {@link #OK}, {@link #REGRESSED} or {@link #NOTHING_MATCHED}. */
     public static int run(Path oldPath, Path newPath, String metric, double thresholdPct, PrintStream out) {
         if (!(thresholdPct >= 0)) throw new ReportException("threshold must be a percentage >= 0, got " + thresholdPct);
         List<JmhResult> olds = JmhResults.read(oldPath);
@@ -55,7 +60,7 @@ public final class Compare {
         requireMetric(news, metric, "NEW " + newPath);
         Outcome outcome = compare(olds, news, metric, thresholdPct);
         print(outcome, metric, thresholdPct, oldPath, newPath, out);
-        return outcome.regressed() ? REGRESSED : OK;
+        return outcome.rows().isEmpty() ? NOTHING_MATCHED : outcome.regressed() ? REGRESSED : OK;
     }
 
     /** Matches entries and judges each; pure, for tests and other callers. */
@@ -130,9 +135,14 @@ public final class Compare {
                     r.verdict() == Verdict.NO_DATA ? "-" : r.beyondError() ? "yes" : "no", r.verdict().text));
         }
         if (!outcome.rows().isEmpty()) out.print(Table.markdown(table, 3));
-        else out.println("no entry matches between the two files");
         for (JmhResult r : outcome.onlyOld()) out.println("only in OLD: " + r.shortName() + " " + r.mode() + " " + params(r));
         for (JmhResult r : outcome.onlyNew()) out.println("only in NEW: " + r.shortName() + " " + r.mode() + " " + params(r));
+        if (outcome.rows().isEmpty()) {
+            out.println();
+            out.println("nothing compared: no entry of OLD (" + oldPath + ") matches one of NEW (" + newPath
+                    + ") in benchmark, mode and params (exit " + NOTHING_MATCHED + ")");
+            return;
+        }
         long regressions = outcome.rows().stream().filter(r -> r.verdict() == Verdict.REGRESSION).count();
         out.println();
         out.println(regressions == 0

@@ -31,7 +31,7 @@ public final class Csv {
 
     /**
      * Columns: size_bytes, size, config, the other params (sorted), gbps, gbps_error, busbw_pct,
-     * lat_us, (lat_p50_us, lat_p90_us, lat_p99_us, lat_p999_us when any result has them),
+     * lat_us, checked_rounds (verified rounds behind the figure; empty where the benchmark has none), (lat_p50_us, lat_p90_us, lat_p99_us, lat_p999_us when any result has them),
      * (algbw_gbps, min_peer_gbps, max_peer_gbps, slowest_rank_gbps for all-to-all), score,
      * score_error, score_unit, mode.
      */
@@ -48,7 +48,7 @@ public final class Csv {
         boolean pct = Table.hasPercentiles(e);
         boolean collective = e.cells().values().stream().flatMap(m -> m.values().stream())
                 .anyMatch(r -> r.metric("algbw_gbps") != null);
-        header.addAll(List.of("gbps", "gbps_error", "busbw_pct", "lat_us"));
+        header.addAll(List.of("gbps", "gbps_error", "busbw_pct", "lat_us", "checked_rounds"));
         if (pct) header.addAll(Table.PERCENTILES);
         if (collective) header.addAll(COLLECTIVE);
         header.addAll(List.of("score", "score_error", "score_unit", "mode"));
@@ -67,6 +67,7 @@ public final class Csv {
                 row.add(gbps == null ? "" : number(gbps.error()));
                 row.add(score(r.metric("busbw_pct")));
                 row.add(score(r.metric("lat_us")));
+                row.add(score(r.metric("checked_rounds")));
                 if (pct) {
                     for (String m : Table.PERCENTILES) row.add(score(r.metric(m)));
                 }

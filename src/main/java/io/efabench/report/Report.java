@@ -20,7 +20,8 @@ public final class Report {
               tables <run-dir|jmh.json>     print seed-style tables, write <experiment>.csv next to the results
               plots <run-dir|jmh.json>      write <experiment>-bandwidth/-latency/-sweep.png next to the results
               compare OLD NEW [--metric gbps|lat_us|busbw_pct|score|NAME] [--threshold PCT]
-                                            compare two runs (files or run dirs); exit 1 on a regression
+                                            compare two runs (files or run dirs); exit 1 on a regression,
+                                            4 when no entry of OLD matches one of NEW
               ranks RUN RUN... [--metric gbps|NAME]
                                             bandwidth against rank count over runs made at different rank counts:
                                             a table, ranks.csv and <benchmark>-ranks.png in the last run's folder

@@ -31,6 +31,17 @@ class CompareTest {
         assertEquals(8, r.out().lines().filter(l -> l.contains("within error")).count(), r.out());
     }
 
+    /** A CI gate must not pass vacuously: no entry in common is exit 4 and a line saying so, not "no regression". */
+    @Test
+    void noMatchingEntryExitsNonZeroSayingSo() throws Exception {
+        Path renamed = edited(REAL_WRITE, tmp.resolve("new.json"),
+                e -> e.addProperty("benchmark", e.get("benchmark").getAsString() + "Renamed"));
+        Fixtures.Run r = report("compare", old().toString(), renamed.toString());
+        assertEquals(Compare.NOTHING_MATCHED, r.status(), r.out() + r.err());
+        assertTrue(r.out().contains("nothing compared: no entry of OLD"), r.out());
+        assertFalse(r.out().contains("no regression"), r.out());
+    }
+
     @Test
     void injectedBandwidthDropFails() throws Exception {
         Path dropped = edited(REAL_WRITE, tmp.resolve("new.json"), scale("gbps", 0.7, 1));
