@@ -69,7 +69,7 @@ public final class RankGroup implements AutoCloseable {
         if (env.worldSize() == 1) {
             return new RankGroup(env, key, new Link[1], new Rendezvous.Member[] {Rendezvous.self(env, key)});
         }
-        return env.isLeader() ? Rendezvous.lead(env, key, timeout) : Rendezvous.follow(env, key, timeout);
+        return env.isLeader() ? RendezvousLeader.lead(env, key, timeout) : Rendezvous.follow(env, key, timeout);
     }
 
     /** EFABENCH_TIMEOUT_S (a positive integer), else 60 s: the deadline for every rendezvous wait. */

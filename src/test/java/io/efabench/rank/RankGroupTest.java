@@ -214,6 +214,76 @@ class RankGroupTest {
         }
     }
 
+    /**
+     * A stranger that connects first and trickles a byte every 2 s (each read is quick, the
+     * handshake never ends) holds up no rank: rank 1, arriving a second later, joins within 2 s;
+     * the stranger is dropped at the handshake deadline with one line.
+     */
+    @Test
+    void aSlowStrangerDelaysNoRankAndIsDroppedAtTheHandshakeDeadline() throws Exception {
+        int port = freePort();
+        java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+        java.io.PrintStream stderr = System.err;
+        System.setErr(new java.io.PrintStream(err, true));
+        Socket stranger = null;
+        try {
+            Future<RankGroup> leader = pool.submit(() -> RankGroup.join(env(0, 2, port), "K", LONG));
+            for (int tries = 0; stranger == null; tries++) {
+                try {
+                    stranger = new Socket("127.0.0.1", port);
+                } catch (IOException e) {
+                    assertTrue(tries < 200, "rank 0 never listened: " + e);
+                    Thread.sleep(10);
+                }
+            }
+            long connected = System.nanoTime();
+            Socket s = stranger;
+            Future<Long> droppedAfter = pool.submit(() -> {
+                OutputStream out = s.getOutputStream();
+                InputStream in = s.getInputStream();
+                s.setSoTimeout(2000);
+                for (int i = 0; i < 20; i++) {
+                    try {
+                        out.write('x');
+                        out.flush();
+                        if (in.read() < 0) {
+                            return System.nanoTime() - connected;
+                        }
+                    } catch (java.net.SocketTimeoutException e) {
+                        // rank 0 still holds the connection: trickle on
+                    } catch (IOException e) {
+                        return System.nanoTime() - connected;
+                    }
+                }
+                return -1L;
+            });
+            Thread.sleep(1000);
+            long arrived = System.nanoTime();
+            RankGroup follower = RankGroup.join(env(1, 2, port), "K", LONG);
+            groups.add(follower);
+            long joinedIn = System.nanoTime() - arrived;
+            groups.add(leader.get(20, TimeUnit.SECONDS));
+            assertTrue(joinedIn < Duration.ofSeconds(2).toNanos(), "rank 1 joined after " + joinedIn / 1e9 + " s");
+            long dropped = droppedAfter.get(30, TimeUnit.SECONDS);
+            long deadline = Duration.ofMillis(RendezvousLeader.HANDSHAKE_MILLIS).toNanos();
+            assertTrue(dropped >= deadline - Duration.ofMillis(100).toNanos() && dropped < deadline + Duration.ofSeconds(3).toNanos(),
+                    "the stranger was dropped after " + dropped / 1e9 + " s");
+            // The handshake's thread prints its line once its read failed, just after the close the stranger saw.
+            for (int i = 0; i < 200 && !err.toString().contains("dropped a connection"); i++) {
+                Thread.sleep(10);
+            }
+        } finally {
+            System.setErr(stderr);
+            if (stranger != null) {
+                stranger.close();
+            }
+        }
+        List<String> lines = err.toString().lines().filter(l -> l.contains("127.0.0.1")).toList();
+        assertEquals(1, lines.size(), err.toString());
+        assertTrue(lines.get(0).startsWith("efabench rank 0: dropped a connection from 127.0.0.1 that did not complete the"
+                + " handshake by its deadline"), lines.get(0));
+    }
+
     @Test
     void aFollowerWithoutLeaderGivesUpAtItsDeadline() throws Exception {
         int port = freePort();
