@@ -159,6 +159,19 @@ public final class TrialBuffer implements AutoCloseable {
         return registration;
     }
 
+    /**
+     * How the payload memory is registered, for provenance: the device registration (dmabuf, va),
+     * or host memory page-locked on the rank's GPU (cuMemHostRegister, like the seed's pinned
+     * buffers) or pageable (no GPU: as fabtests' buffers).
+     */
+    public String describeRegistration() {
+        return switch (registration) {
+            case HOST -> pinned != null ? "host, page-locked (cuMemHostRegister)" : "host, pageable";
+            case DMABUF -> "device, dmabuf";
+            case VA -> "device, va";
+        };
+    }
+
     /** Why DMA-BUF registration was not used, or null. */
     public String dmaBufRefusal() {
         return dmaBufRefusal;

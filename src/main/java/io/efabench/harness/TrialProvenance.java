@@ -40,6 +40,7 @@ final class TrialProvenance {
         footprint.put("slots", rounds.slots());
         footprint.put("rounds_in_flight", rounds.roundsInFlight());
         footprint.put("payload_bytes", t.buffers.stream().mapToLong(TrialBuffer::byteSize).sum());
+        footprint.put("registration", t.buffers.isEmpty() ? "none" : t.buffers.get(0).describeRegistration());
         Provenance.record("footprint-rank" + t.rank, footprint);
         if (t.rank != 0) {
             return;

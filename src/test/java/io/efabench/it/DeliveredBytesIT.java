@@ -57,6 +57,8 @@ class DeliveredBytesIT {
         assertEquals(8, target.get("slots").getAsInt(), target.toString());
         assertEquals(8, target.get("rounds_in_flight").getAsInt(), target.toString());
         assertEquals(8 * 65536L, target.get("payload_bytes").getAsLong(), "the target's buffer: 8 slots of 64K");
+        // Host memory's registration is recorded too (page-locked where a GPU is visible).
+        assertTrue(target.get("registration").getAsString().startsWith("host, "), target.toString());
     }
 
     /**
