@@ -379,6 +379,15 @@ failure_lines() {
 
 # ---------------------------------------------------------------- JMH arguments
 
+# LauncherProbeBenchmark is a test helper (LauncherIT): kept out of -l and of runs by regex unless named.
+hide_test_helpers() {
+    local a
+    for a in "${JMH_ARGS[@]}"; do
+        [[ $a == *LauncherProbe* ]] && return 0
+    done
+    JMH_ARGS+=(-e LauncherProbeBenchmark)
+}
+
 is_info_only() {  # JMH invocations that list or explain rather than run
     local a
     for a in "$@"; do
@@ -799,6 +808,7 @@ main() {
     fi
 
     preload_jsig
+    ((${#JMH_ARGS[@]})) && hide_test_helpers
     if is_info_only "${JMH_ARGS[@]}"; then
         exec "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}"
     fi

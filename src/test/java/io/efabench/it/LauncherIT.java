@@ -102,6 +102,17 @@ class LauncherIT {
         }
     }
 
+    /** LauncherProbeBenchmark is this test's helper: users' listings (and regex runs) leave it out; naming it still works. */
+    @Test
+    void theTestHelperIsNotListedToUsers() throws Exception {
+        Run r = launch(Map.of(), "-l");
+        assertEquals(0, r.code, r.out);
+        assertTrue(r.out.contains("WriteBenchmark"), r.out);
+        assertFalse(r.out.contains("LauncherProbe"), r.out);
+        Run named = launch(Map.of(), "-l", "LauncherProbe");
+        assertTrue(named.out.contains("LauncherProbeBenchmark"), named.out);
+    }
+
     @Test
     void badLauncherInputIsOneLineAndStatus2() throws Exception {
         Run r = launch(Map.of(), "--ranks", "0", "LauncherProbe");
