@@ -15,7 +15,8 @@
 # Environment: BENCHES ("write sendrecv"), PROVIDER (shm), WINDOW (64), CPU_A / CPU_B (2 / 3), JMH_TIMES (JMH's -wi/-w/-i/-r),
 # MEMORY (cuda, or host: SinglePin / SingleHost and fabtests without -D cuda -R), FAB_WINDOW (fi_rma_bw's -W, default
 # WINDOW: a larger one amortizes fi_rma_bw's per-window sync, a device-memory message under -D cuda), SIZES.
-# WriteBenchmark gets -p slots=WINDOW: as many distinct regions as fi_rma_bw's window of buffers.
+# WriteBenchmark gets -p slots=SLOTS (default WINDOW): as many distinct regions as fi_rma_bw's window of
+# buffers; SLOTS=FAB_WINDOW matches fi_rma_bw's footprint when FAB_WINDOW > WINDOW.
 set -euo pipefail
 jar=${1:-target/benchmarks.jar}
 rounds=${2:-1}
@@ -23,6 +24,7 @@ out=${3:-$(mktemp -d)}
 provider=${PROVIDER:-shm}
 window=${WINDOW:-64}
 fab_window=${FAB_WINDOW:-$window}
+slots=${SLOTS:-$window}
 memory=${MEMORY:-cuda}
 fab_mem=(-D cuda -R)
 write_config=SingleDMA
@@ -94,7 +96,7 @@ PY
 benches=${BENCHES:-write sendrecv}
 for _ in $(seq "$rounds"); do
     if [[ " $benches " == *" write "* ]]; then
-        ours WriteBenchmark write -p config=$write_config -p completion=local -p channels=1 -p window="$window" -p slots="$window"
+        ours WriteBenchmark write -p config=$write_config -p completion=local -p channels=1 -p window="$window" -p slots="$slots"
         for s in "${sizes[@]}"; do fabtest fi_rma_bw write "${s%%:*}" "${s##*:}" -o writedata -W "$fab_window"; done
     fi
     if [[ " $benches " == *" sendrecv "* ]]; then
