@@ -31,7 +31,8 @@ public final class Csv {
 
     /**
      * Columns: size_bytes, size, config, the other params (sorted), gbps, gbps_error, busbw_pct,
-     * lat_us, checked_rounds (verified rounds behind the figure; empty where the benchmark has none), (lat_p50_us, lat_p90_us, lat_p99_us, lat_p999_us when any result has them),
+     * lat_us, (lat_p50_us, lat_p90_us, lat_p99_us, lat_p999_us when any result has them),
+     * checked_rounds (verified rounds behind the figure; empty where the benchmark has none),
      * (algbw_gbps, min_peer_gbps, max_peer_gbps, slowest_rank_gbps for all-to-all), score,
      * score_error, score_unit, mode.
      */
@@ -48,8 +49,9 @@ public final class Csv {
         boolean pct = Table.hasPercentiles(e);
         boolean collective = e.cells().values().stream().flatMap(m -> m.values().stream())
                 .anyMatch(r -> r.metric("algbw_gbps") != null);
-        header.addAll(List.of("gbps", "gbps_error", "busbw_pct", "lat_us", "checked_rounds"));
+        header.addAll(List.of("gbps", "gbps_error", "busbw_pct", "lat_us"));
         if (pct) header.addAll(Table.PERCENTILES);
+        header.add("checked_rounds");
         if (collective) header.addAll(COLLECTIVE);
         header.addAll(List.of("score", "score_error", "score_unit", "mode"));
         StringBuilder out = new StringBuilder(String.join(",", header)).append('\n');
@@ -67,10 +69,10 @@ public final class Csv {
                 row.add(gbps == null ? "" : number(gbps.error()));
                 row.add(score(r.metric("busbw_pct")));
                 row.add(score(r.metric("lat_us")));
-                row.add(score(r.metric("checked_rounds")));
                 if (pct) {
                     for (String m : Table.PERCENTILES) row.add(score(r.metric(m)));
                 }
+                row.add(score(r.metric("checked_rounds")));
                 if (collective) {
                     for (String m : COLLECTIVE) row.add(score(r.metric(m)));
                 }
