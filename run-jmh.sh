@@ -397,12 +397,16 @@ is_info_only() {  # JMH invocations that list or explain rather than run
 }
 
 check_jmh_args() {
-    local a
+    local a why
     for a in "${JMH_ARGS[@]}"; do
         case $a in
         -rf | -rff | -rf=* | -rff=*) die 2 "${a%%=*} is set by the launcher (rank 0's JSON goes to results/<run>/jmh.json); leave it out" ;;
         esac
     done
+    # Java answers: does every -p config=... name a config of the benchmarks it applies to?
+    if jar_has_class io.efabench.launch.Launch; then
+        why=$("$JAVA" -cp "$JAR" io.efabench.launch.Launch check "${JMH_ARGS[@]}" 2>&1) || die 2 "${why#run-jmh: }"
+    fi
 }
 
 jmh_fixed_args() {  # jmh_fixed_args RESULT_FILE -> FIXED_ARGS

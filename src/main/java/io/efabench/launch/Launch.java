@@ -52,7 +52,8 @@ public final class Launch {
             case "rank" -> System.out.println(describe(RankEnv.fromEnvironment()));
             case "provenance" -> provenance(Arrays.copyOfRange(args, 1, args.length));
             case "forks" -> System.out.println(forks(Arrays.copyOfRange(args, 1, args.length)));
-            default -> throw new IllegalArgumentException("unknown command '" + args[0] + "' (rank, provenance, forks)");
+            case "check" -> checkParams(Arrays.copyOfRange(args, 1, args.length));
+            default -> throw new IllegalArgumentException("unknown command '" + args[0] + "' (rank, provenance, forks, check)");
         }
         return 0;
     }
@@ -90,6 +91,57 @@ public final class Launch {
             total += modes * combos * (Math.max(1, forks) + warmups);
         }
         return total;
+    }
+
+    /**
+     * Refuses, in one line, a {@code -p name=value} whose value the matching benchmarks cannot take
+     * as an enum {@code @Param} (configs): JMH would fail every trial with a raw
+     * IllegalArgumentException that does not list the names it takes. Values of other types are
+     * the benchmarks' own to check.
+     */
+    static void checkParams(String[] jmhArgs) {
+        org.openjdk.jmh.runner.options.CommandLineOptions o;
+        try {
+            o = new org.openjdk.jmh.runner.options.CommandLineOptions(jmhArgs);
+        } catch (org.openjdk.jmh.runner.options.CommandLineOptionException e) {
+            throw new IllegalArgumentException("JMH arguments: " + e.getMessage());
+        }
+        List<String> includes = o.getIncludes().isEmpty() ? List.of(".*") : o.getIncludes();
+        for (var e : org.openjdk.jmh.runner.BenchmarkList.defaultList()
+                .find(org.openjdk.jmh.runner.format.OutputFormatFactory.createFormatInstance(
+                        new java.io.PrintStream(java.io.OutputStream.nullOutputStream()),
+                        org.openjdk.jmh.runner.options.VerboseMode.SILENT), includes, o.getExcludes())) {
+            if (!e.getParams().hasValue()) {
+                continue;
+            }
+            for (String name : e.getParams().get().keySet()) {
+                var override = o.getParameter(name);
+                if (!override.hasValue()) {
+                    continue;
+                }
+                Class<?> type = paramType(e.getUserClassQName(), name);
+                if (type == null || !type.isEnum()) {
+                    continue;
+                }
+                List<String> names = Arrays.stream(type.getEnumConstants()).map(c -> ((Enum<?>) c).name()).toList();
+                for (String v : override.get()) {
+                    if (!names.contains(v)) {
+                        String bench = e.getUserClassQName().substring(e.getUserClassQName().lastIndexOf('.') + 1);
+                        throw new IllegalArgumentException("-p " + name + "=" + v + ": " + bench + " takes "
+                                + String.join(", ", names));
+                    }
+                }
+            }
+        }
+    }
+
+    /** The declared type of the public field {@code name} of class {@code className} (or a superclass), or null. */
+    private static Class<?> paramType(String className, String name) {
+        try {
+            return Class.forName(className, false, Launch.class.getClassLoader()).getField(name).getType();
+        } catch (ReflectiveOperationException | LinkageError e) {
+            return null;
+        }
     }
 
     static String describe(RankEnv env) {

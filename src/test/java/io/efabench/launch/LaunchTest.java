@@ -1,6 +1,7 @@
 package io.efabench.launch;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
@@ -32,6 +33,18 @@ class LaunchTest {
                 "hosts", "java", "java_home", "kernel", "cpu_model", "cpus"), List.copyOf(f.keySet()));
         assertEquals(4, f.get("ranks"));
         assertTrue(f.get("git_commit").toString().matches("[0-9a-f]{40}|unknown"), f.toString());
+    }
+
+    /** -p config=Nope is one line naming the configs the benchmark takes, before any rank starts. */
+    @Test
+    void anUnknownConfigIsRefusedWithTheNamesItTakes() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Launch.checkParams(new String[] {"SendRecvBenchmark", "-p", "config=Nope", "-p", "size=4K"}));
+        assertEquals("-p config=Nope: SendRecvBenchmark takes SingleHost, SingleDevice", e.getMessage());
+        assertThrows(IllegalArgumentException.class,
+                () -> Launch.checkParams(new String[] {"WriteBenchmark", "-p", "config=SinglePin,Bogus"}));
+        Launch.checkParams(new String[] {"WriteBenchmark", "-p", "config=SinglePin,MultiDMA", "-p", "size=Whatever"});
+        Launch.checkParams(new String[] {"ProxyBenchmark", "-p", "config=ProxySingle,SingleDMA"});
     }
 
     /** The progress total: benchmarks x modes x param combinations x forks, as JMH will run them. */
