@@ -367,7 +367,8 @@ progress_filter() {  # progress_filter LOG_NAME FORKS
 failure_lines() {
     local log=$1 lines
     [[ -f $log ]] || { echo "(no log at $log)"; return; }
-    lines=$(grep -av '^# ' "$log" | grep -aoE 'efabench: .*' | awk '!seen[$0]++' | tail -n 8)
+    # Info lines are "# efabench: ..." (also after JMH's "Iteration   1: " on the same line): not reasons.
+    lines=$(grep -av '^# ' "$log" | grep -av '# efabench: ' | grep -aoE 'efabench: .*' | awk '!seen[$0]++' | tail -n 8)
     if [[ -z $lines ]]; then
         lines=$(grep -aE '^([[:space:]]*(Caused by|Suppressed): )?[A-Za-z_$][A-Za-z0-9_$.]*(Exception|Error)(: .*)?$' "$log" |
             grep -vE 'org\.openjdk\.jmh\.runner\.|^ERROR: ' | sed -E 's/^[[:space:]]*((Caused by|Suppressed): )?//' |
@@ -578,7 +579,7 @@ run_local() {
     trap 'on_signal INT 130' INT
     trap 'on_signal TERM 143' TERM
     export WORLD_SIZE=$ranks LOCAL_WORLD_SIZE=$ranks MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-        FI_PROVIDER=$provider EFABENCH_RUN_DIR=$run_dir EFABENCH_LOOPBACK=1
+        FI_PROVIDER=$provider EFABENCH_RUN_DIR=$run_dir EFABENCH_LOOPBACK=1 EFABENCH_RANK_SOURCE=local
     for ((k = ranks - 1; k >= 1; k--)); do
         jmh_fixed_args "$run_dir/followers/rank$k.json"
         RANK=$k LOCAL_RANK=$k "${RANK_WRAPPER[@]}" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}" "${FIXED_ARGS[@]}" \

@@ -26,7 +26,8 @@ import java.util.regex.Pattern;
  *
  * @param localWorldSize ranks on this host, or 0 when the launcher does not say
  * @param masterPort     1..65535, or 0 for a group of one (no rendezvous)
- * @param source         "torchrun", "openmpi", "slurm" or "single"
+ * @param source         "torchrun", "local" (run-jmh.sh's own ranks, which it starts with torchrun's
+ *                       variables and EFABENCH_RANK_SOURCE=local), "openmpi", "slurm" or "single"
  */
 public record RankEnv(int rank, int worldSize, int localRank, int localWorldSize,
                       String masterAddr, int masterPort, String source) {
@@ -70,7 +71,10 @@ public record RankEnv(int rank, int worldSize, int localRank, int localWorldSize
     public static RankEnv fromMap(Map<String, String> env) {
         Vars v = new Vars(env);
         if (v.has("RANK") || v.has("WORLD_SIZE")) {
-            return torchrun(v);
+            RankEnv e = torchrun(v);
+            return "local".equals(env.get("EFABENCH_RANK_SOURCE"))
+                    ? new RankEnv(e.rank, e.worldSize, e.localRank, e.localWorldSize, e.masterAddr, e.masterPort, "local")
+                    : e;
         }
         if (v.has("OMPI_COMM_WORLD_RANK") || v.has("OMPI_COMM_WORLD_SIZE")) {
             return openMpi(v);

@@ -14,6 +14,19 @@ class RankEnvTest {
         return assertThrows(RankException.class, () -> RankEnv.fromMap(env)).getMessage();
     }
 
+    /** run-jmh.sh's own ranks carry torchrun's variables but are named as what they are. */
+    @Test
+    void theLocalLaunchersRanksSayLocal() {
+        Map<String, String> vars = new java.util.HashMap<>(Map.of("RANK", "1", "WORLD_SIZE", "2", "MASTER_ADDR", "127.0.0.1",
+                "MASTER_PORT", "29500"));
+        assertEquals("torchrun", RankEnv.fromMap(vars).source());
+        vars.put("EFABENCH_RANK_SOURCE", "local");
+        RankEnv local = RankEnv.fromMap(vars);
+        assertEquals("local", local.source());
+        assertEquals(1, local.rank());
+        assertEquals(29500, local.masterPort());
+    }
+
     @Test
     void noLauncherMeansOneProcessWithNothingToBind() {
         RankEnv env = RankEnv.fromMap(Map.of("PATH", "/usr/bin"));
