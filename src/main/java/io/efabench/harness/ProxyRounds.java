@@ -130,9 +130,7 @@ public final class ProxyRounds implements Rounds {
             return;
         }
         follower = null;
-        for (int k = 1; k < t.size; k++) {
-            src.fill(stride * (k - 1), size, 0, k, 0);
-        }
+        fillSources(0);
         corruptField = switch (String.valueOf(System.getenv("EFABENCH_TEST_PROXY_FIELD"))) {
             case "target" -> ProxyKernels.CORRUPT_TARGET;
             case "bytes" -> ProxyKernels.CORRUPT_BYTES;
@@ -206,6 +204,13 @@ public final class ProxyRounds implements Rounds {
         awaitKernel(round);
     }
 
+    /** Writes the pattern of (0, target, {@code r}) into every target's source block. */
+    private void fillSources(long r) {
+        for (int k = 1; k < t.size; k++) {
+            src.fill(stride * (k - 1), size, 0, k, r);
+        }
+    }
+
     /** Launches round {@code r}: timed and checked rounds alike, but for the corrupt-field test hook. */
     private void launch(long r, int corrupt) {
         String why = proxy.failure();
@@ -262,9 +267,7 @@ public final class ProxyRounds implements Rounds {
         t.barrier("targets cleared for the checked proxy round");
         long r = ++round;
         if (!fill) {
-            for (int k = 1; k < t.size; k++) {
-                src.fill(stride * (k - 1), size, 0, k, r);
-            }
+            fillSources(r);
         }
         proxy.checking(true);
         try {

@@ -65,18 +65,9 @@ public final class Launch {
      * -f 0 still runs each trial once).
      */
     static long forks(String[] jmhArgs) {
-        org.openjdk.jmh.runner.options.CommandLineOptions o;
-        try {
-            o = new org.openjdk.jmh.runner.options.CommandLineOptions(jmhArgs);
-        } catch (org.openjdk.jmh.runner.options.CommandLineOptionException e) {
-            throw new IllegalArgumentException("JMH arguments: " + e.getMessage());
-        }
-        List<String> includes = o.getIncludes().isEmpty() ? List.of(".*") : o.getIncludes();
+        var o = options(jmhArgs);
         long total = 0;
-        for (var e : org.openjdk.jmh.runner.BenchmarkList.defaultList()
-                .find(org.openjdk.jmh.runner.format.OutputFormatFactory.createFormatInstance(
-                        new java.io.PrintStream(java.io.OutputStream.nullOutputStream()),
-                        org.openjdk.jmh.runner.options.VerboseMode.SILENT), includes, o.getExcludes())) {
+        for (var e : selected(o)) {
             long modes = !o.getBenchModes().isEmpty() ? o.getBenchModes().size()
                     : e.getMode() == org.openjdk.jmh.annotations.Mode.All ? 4 : 1;
             long combos = 1;
@@ -100,17 +91,8 @@ public final class Launch {
      * the benchmarks' own to check.
      */
     static void checkParams(String[] jmhArgs) {
-        org.openjdk.jmh.runner.options.CommandLineOptions o;
-        try {
-            o = new org.openjdk.jmh.runner.options.CommandLineOptions(jmhArgs);
-        } catch (org.openjdk.jmh.runner.options.CommandLineOptionException e) {
-            throw new IllegalArgumentException("JMH arguments: " + e.getMessage());
-        }
-        List<String> includes = o.getIncludes().isEmpty() ? List.of(".*") : o.getIncludes();
-        for (var e : org.openjdk.jmh.runner.BenchmarkList.defaultList()
-                .find(org.openjdk.jmh.runner.format.OutputFormatFactory.createFormatInstance(
-                        new java.io.PrintStream(java.io.OutputStream.nullOutputStream()),
-                        org.openjdk.jmh.runner.options.VerboseMode.SILENT), includes, o.getExcludes())) {
+        var o = options(jmhArgs);
+        for (var e : selected(o)) {
             if (!e.getParams().hasValue()) {
                 continue;
             }
@@ -142,6 +124,25 @@ public final class Launch {
         } catch (ReflectiveOperationException | LinkageError e) {
             return null;
         }
+    }
+
+    /** JMH's own reading of {@code jmhArgs}; a one-line error when it refuses them. */
+    private static org.openjdk.jmh.runner.options.CommandLineOptions options(String[] jmhArgs) {
+        try {
+            return new org.openjdk.jmh.runner.options.CommandLineOptions(jmhArgs);
+        } catch (org.openjdk.jmh.runner.options.CommandLineOptionException e) {
+            throw new IllegalArgumentException("JMH arguments: " + e.getMessage());
+        }
+    }
+
+    /** The benchmarks of this jar that {@code o}'s includes (all when none) and excludes select, as JMH selects them. */
+    private static java.util.Set<org.openjdk.jmh.runner.BenchmarkListEntry> selected(
+            org.openjdk.jmh.runner.options.CommandLineOptions o) {
+        List<String> includes = o.getIncludes().isEmpty() ? List.of(".*") : o.getIncludes();
+        return org.openjdk.jmh.runner.BenchmarkList.defaultList()
+                .find(org.openjdk.jmh.runner.format.OutputFormatFactory.createFormatInstance(
+                        new java.io.PrintStream(java.io.OutputStream.nullOutputStream()),
+                        org.openjdk.jmh.runner.options.VerboseMode.SILENT), includes, o.getExcludes());
     }
 
     static String describe(RankEnv env) {

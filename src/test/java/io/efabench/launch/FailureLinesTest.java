@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,10 +27,7 @@ class FailureLinesTest {
                 <failure>
                 efabench: rank 0: waiting for the ack of a write round (round 812) with rank 1 did not complete within 20 s
                 """);
-        String script = "eval \"$(sed -n '/^failure_lines() {/,/^}/p' run-jmh.sh)\"; failure_lines " + log;
-        Process p = new ProcessBuilder("bash", "-c", script).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        p.waitFor(30, TimeUnit.SECONDS);
+        String out = LauncherFunction.run("failure_lines", "failure_lines " + log).output();
         assertEquals("efabench: rank 0: waiting for the ack of a write round (round 812) with rank 1 did not complete"
                 + " within 20 s", out.strip());
     }

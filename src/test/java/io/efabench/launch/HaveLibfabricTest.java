@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,11 +27,8 @@ class HaveLibfabricTest {
                 for i in $(seq 20000); do printf '\\tlibfiller%d.so.1 (libc6,x86-64) => /usr/lib/libfiller.so\\n' "$i"; done
                 """);
         fake.toFile().setExecutable(true);
-        String script = "set -euo pipefail; eval \"$(sed -n '/^have_libfabric() {/,/^}/p' run-jmh.sh)\"; "
-                + "PATH=" + tmp + ":$PATH LD_LIBRARY_PATH= have_libfabric";
-        Process p = new ProcessBuilder("bash", "-c", script).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        p.waitFor(60, TimeUnit.SECONDS);
-        assertEquals(0, p.exitValue(), "have_libfabric missed libfabric.so.1 in the cache: " + out);
+        LauncherFunction.Result r = LauncherFunction.run("have_libfabric",
+                "PATH=" + tmp + ":$PATH LD_LIBRARY_PATH= have_libfabric");
+        assertEquals(0, r.status(), "have_libfabric missed libfabric.so.1 in the cache: " + r.output());
     }
 }

@@ -140,11 +140,6 @@ public final class WriteEngine {
         return true;
     }
 
-    /** Write contexts of channel {@code c} with no write in flight. */
-    public int freeContexts(int c) {
-        return freeTop[c];
-    }
-
     /**
      * Posts a write with fi_inject_writedata: no context, no local completion, complete once
      * posted. The provider still needs progress to recycle its inject buffers, so the CQs are
