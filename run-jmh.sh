@@ -818,6 +818,7 @@ main() {
         exec "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}"
     fi
     if ((${#JMH_ARGS[@]})); then
+        gpu_visible || skip_device_configs
         run_suite "$source" "$ranks" "$provider" "$profile"
     elif gpu_visible; then
         JMH_ARGS=("${DEFAULT_SUITE[@]}")
@@ -844,6 +845,18 @@ run_suite() {
     else
         run_local "${ranks:-$DEFAULT_RANKS}" "${provider:-${FI_PROVIDER:-tcp}}" "$profile"
     fi
+}
+
+# No GPU visible: where the user named no config, Java names the selected benchmarks' host
+# configs; they run and the device ones (which would fail their trial and end the run) do not.
+skip_device_configs() {
+    local out lines
+    jar_has_class io.efabench.launch.Launch || return 0
+    out=$("$JAVA" -cp "$JAR" io.efabench.launch.Launch hostconfigs "${JMH_ARGS[@]}" 2>&1) || die 2 "${out#run-jmh: }"
+    [[ -n $out ]] || return 0
+    mapfile -t lines <<<"$out"
+    note "no GPU visible here: skipping the device configs (${lines[1]//,/, }); running -p config=${lines[0]}"
+    JMH_ARGS+=(-p "config=${lines[0]}")
 }
 
 # Java answers: is a GPU visible to this process (CUDA driver loaded, one device or more)?

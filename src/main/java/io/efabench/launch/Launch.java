@@ -30,6 +30,10 @@ import io.efabench.report.Provenance;
  *   <li>{@code forks JMH_ARGS...}: how many forks (warm-up forks included) JMH will start for
  *       these arguments, from JMH's own benchmark list and option parser: the total of the
  *       launcher's "[k/total]" progress line.</li>
+ *   <li>{@code check JMH_ARGS...}: refuses a {@code -p config=} value the benchmarks do not take.</li>
+ *   <li>{@code hostconfigs JMH_ARGS...}: asked where no GPU is visible. Nothing when the user named
+ *       configs or no selected benchmark has a device config; else two lines, the host configs
+ *       to run ({@code -p config=} value) and the device configs skipped.</li>
  * </ul>
  */
 public final class Launch {
@@ -53,7 +57,15 @@ public final class Launch {
             case "provenance" -> provenance(Arrays.copyOfRange(args, 1, args.length));
             case "forks" -> System.out.println(forks(Arrays.copyOfRange(args, 1, args.length)));
             case "check" -> checkParams(Arrays.copyOfRange(args, 1, args.length));
-            default -> throw new IllegalArgumentException("unknown command '" + args[0] + "' (rank, provenance, forks, check)");
+            case "hostconfigs" -> {
+                HostConfigs h = hostConfigs(Arrays.copyOfRange(args, 1, args.length));
+                if (h != null) {
+                    System.out.println(String.join(",", h.host()));
+                    System.out.println(String.join(",", h.skipped()));
+                }
+            }
+            default -> throw new IllegalArgumentException("unknown command '" + args[0]
+                    + "' (rank, provenance, forks, check, hostconfigs)");
         }
         return 0;
     }
@@ -115,6 +127,72 @@ public final class Launch {
                 }
             }
         }
+    }
+
+    /** The host configs to run instead of the benchmarks' defaults, and the device configs that are skipped. */
+    record HostConfigs(List<String> host, List<String> skipped) {}
+
+    /**
+     * Where no GPU is visible: the selected benchmarks' default configs without the device ones
+     * (an enum config whose {@code memory} is DEVICE needs CUDA and fails its trial, which ends
+     * the run). Null when the user named configs ({@code -p config=}: theirs to choose) or no
+     * default config needs a GPU. JMH's {@code -p} applies to every selected benchmark, so
+     * benchmarks whose host configs differ cannot share one run: refused in one line.
+     */
+    static HostConfigs hostConfigs(String[] jmhArgs) {
+        var o = options(jmhArgs);
+        if (o.getParameter("config").hasValue()) {
+            return null;
+        }
+        java.util.Map<String, List<String>> hostBy = new java.util.TreeMap<>();
+        java.util.Set<String> skipped = new java.util.LinkedHashSet<>();
+        for (var e : selected(o)) {
+            if (!e.getParams().hasValue() || !e.getParams().get().containsKey("config")) {
+                continue;
+            }
+            Class<?> type = paramType(e.getUserClassQName(), "config");
+            if (type == null || !type.isEnum()) {
+                continue;
+            }
+            List<String> host = new ArrayList<>();
+            for (String v : e.getParams().get().get("config")) {
+                if (needsGpu(type, v)) {
+                    skipped.add(v);
+                } else {
+                    host.add(v);
+                }
+            }
+            hostBy.put(e.getUserClassQName().substring(e.getUserClassQName().lastIndexOf('.') + 1), host);
+        }
+        if (skipped.isEmpty()) {
+            return null;
+        }
+        var lists = new java.util.HashSet<>(hostBy.values());
+        if (lists.size() > 1) {
+            throw new IllegalArgumentException("no GPU visible here, and " + String.join(", ", hostBy.keySet())
+                    + " have different host configs, which one -p config= cannot name: run them one at a time,"
+                    + " or name configs with -p config=");
+        }
+        List<String> host = lists.iterator().next();
+        if (host.isEmpty()) {
+            throw new IllegalArgumentException("no GPU visible here, and " + String.join(", ", hostBy.keySet())
+                    + " has only device configs (" + String.join(", ", skipped) + ")");
+        }
+        return new HostConfigs(host, List.copyOf(skipped));
+    }
+
+    /** True when the enum constant {@code name} of {@code type} has {@code memory} DEVICE. */
+    private static boolean needsGpu(Class<?> type, String name) {
+        for (Object c : type.getEnumConstants()) {
+            if (((Enum<?>) c).name().equals(name)) {
+                try {
+                    return type.getField("memory").get(c) == io.efabench.harness.MemoryKind.DEVICE;
+                } catch (ReflectiveOperationException e) {
+                    return false;
+                }
+            }
+        }
+        return false;
     }
 
     /** The declared type of the public field {@code name} of class {@code className} (or a superclass), or null. */

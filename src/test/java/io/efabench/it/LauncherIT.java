@@ -77,6 +77,19 @@ class LauncherIT {
         assertTrue(Files.readString(run.resolve("logs/rank1.log")).contains("followers/rank1.json"));
     }
 
+    /** Issue 22: a one-benchmark command on a machine without a GPU runs the host configs and says so. */
+    @Test
+    void withoutAGpuTheDeviceConfigsAreSkippedInOneLine() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeFalse(Files.exists(Path.of("/dev/nvidiactl")), "a GPU is visible here");
+        Run r = launch(Map.of(), "SendRecvBenchmark", "-p", "size=4K", "-wi", "0", "-i", "1", "-r", "200ms");
+        assertEquals(0, r.code, r.out);
+        assertTrue(r.out.contains("no GPU visible here: skipping the device configs (SingleDevice); running -p config=SingleHost"),
+                r.out);
+        String json = Files.readString(results.resolve("latest").toRealPath().resolve("jmh.json"));
+        assertTrue(json.contains("\"config\" : \"SingleHost\""), json);
+        assertFalse(json.contains("SingleDevice"), json);
+    }
+
     @Test
     void aFailedRankIsNamedWithItsOneLineReason() throws Exception {
         Run r = launch(Map.of(), "--ranks", "3", "LauncherProbe", "-p", "failRank=2");

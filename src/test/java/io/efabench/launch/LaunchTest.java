@@ -57,4 +57,19 @@ class LaunchTest {
         org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> Launch.forks(new String[] {"-zz"}));
     }
+
+    /** No GPU visible: a benchmark's host configs run, its device configs are named as skipped. */
+    @Test
+    void withoutAGpuTheHostConfigsRunAndTheDeviceOnesAreNamed() {
+        assertEquals(new Launch.HostConfigs(java.util.List.of("SingleHost"), java.util.List.of("SingleDevice")),
+                Launch.hostConfigs(new String[] {"SendRecvBenchmark", "-p", "size=4K"}));
+        assertEquals(new Launch.HostConfigs(java.util.List.of("SinglePin", "MultiPin", "RoundRobinPin"),
+                java.util.List.of("SingleDMA", "MultiDMA", "RoundRobinDMA")),
+                Launch.hostConfigs(new String[] {"WriteBenchmark|AllToAllBenchmark"}), "the same host configs: one run");
+        org.junit.jupiter.api.Assertions.assertNull(
+                Launch.hostConfigs(new String[] {"WriteBenchmark", "-p", "config=SingleDMA"}), "named configs are the user's");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Launch.hostConfigs(new String[] {"SendRecvBenchmark|WriteBenchmark"}));
+        org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("one at a time"), e.getMessage());
+    }
 }
