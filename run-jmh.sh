@@ -533,6 +533,13 @@ start_leader() {  # start_leader LOG CMD... (env already exported by the caller'
     RANK_PIDS[0]=$!
 }
 
+# results/latest moves only to a run that has results (rank 0's JSON is not empty), so a
+# failed run never hides the last good one from `report results/latest` or `compare`.
+point_latest() {  # point_latest RUN_DIR RUN_ID
+    [[ -s $1/jmh.json ]] && ln -sfn "$2" "$RESULTS/latest"
+    return 0
+}
+
 report_run() {  # report_run RUN_DIR
     if ! jar_has_class "$REPORT_CLASS"; then
         note "report: $REPORT_CLASS is not in this jar yet; skipped (results are in $(rel "$1")/jmh.json)"
@@ -563,7 +570,6 @@ run_local() {
     run_id=$(new_run_id)
     run_dir=$RESULTS/$run_id
     mkdir -p "$run_dir/logs" "$run_dir/followers" "$run_dir/provenance" || die 1 "cannot create $run_dir"
-    ln -sfn "$run_id" "$RESULTS/latest"
     write_provenance "$run_dir" local "$ranks" "$provider" "$(hostname)"
 
     jmh_fixed_args "$run_dir/jmh.json"
@@ -594,6 +600,7 @@ run_local() {
     wait "$FILTER_PID" 2>/dev/null
     FILTER_PID=""
     trap - INT TERM
+    point_latest "$run_dir" "$run_id"
     ((failed)) && exit 1
     [[ $profile == yes ]] && show_profiles "$run_dir"
     report_run "$run_dir" || die 1 "the report failed for $(rel "$run_dir")"
@@ -672,7 +679,6 @@ run_cluster() {  # the launcher, this process's rank and the world size as Java 
     trap 'on_signal INT 130' INT
     trap 'on_signal TERM 143' TERM
     if ((rank == 0)); then
-        ln -sfn "$run_id" "$RESULTS/latest"
         local hosts=("$(hostname)")
         [[ -n ${SLURM_JOB_NODELIST:-} ]] && hosts=("$SLURM_JOB_NODELIST")
         write_provenance "$run_dir" "$source" "$world" "${FI_PROVIDER:-}" "${hosts[@]}"
@@ -691,6 +697,7 @@ run_cluster() {  # the launcher, this process's rank and the world size as Java 
     [[ -n $FILTER_PID ]] && wait "$FILTER_PID" 2>/dev/null
     FILTER_PID=""
     trap - INT TERM
+    ((rank == 0)) && point_latest "$run_dir" "$run_id"
     if ((rc != 0)); then
         warn "rank $rank on $(hostname) failed: exited with status $rc (log: $(rel "$log"))"
         failure_lines "$log" | sed 's/^/  /' >&2

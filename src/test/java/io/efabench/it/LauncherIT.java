@@ -97,6 +97,14 @@ class LauncherIT {
         assertTrue(r.out.contains("rank 2 failed: exited with status 1"), r.out);
         assertTrue(r.out.contains("  efabench: probe rank 2 of 3 failed on purpose"), r.out);
         assertFalse(r.out.contains("\tat "), "no stack frames on the terminal:\n" + r.out);
+        assertTrue(Files.size(results.resolve("latest").toRealPath().resolve("jmh.json")) > 0,
+                "rank 0 finished its trial: the run has results and results/latest points to it");
+        Path good = results.resolve("latest").toRealPath();
+        Thread.sleep(1100); // run folders are named by the second
+        Run lost = launch(Map.of(), "--ranks", "2", "LauncherProbe", "-p", "failRank=0");
+        assertNotEquals(0, lost.code, lost.out);
+        assertEquals(good, results.resolve("latest").toRealPath(),
+                "a run without results leaves results/latest on the last one with results:\n" + lost.out);
     }
 
     @Test
