@@ -57,6 +57,8 @@ public final class FabricTrial implements AutoCloseable {
     final RankEnv env;
     final String benchmark;
     final String config;
+    /** This trial's provenance fragments carry it, so a later trial of the run cannot overwrite them. */
+    final String trialTag;
     private Duration iterationTime = Duration.ZERO;
     private long iteration;
     /** Rank 0 on efa/verbs with sysfs byte counters: nic_bytes_ratio per iteration; else null. */
@@ -67,6 +69,9 @@ public final class FabricTrial implements AutoCloseable {
         this.memory = memory;
         String configParam = bp.getParamsKeys().contains("config") ? bp.getParam("config") : null;
         config = benchmark + (configParam != null ? " config=" + configParam : "");
+        java.util.SortedMap<String, String> params = new java.util.TreeMap<>();
+        bp.getParamsKeys().forEach(k -> params.put(k, bp.getParam(k)));
+        trialTag = TrialProvenance.trialTag(benchmark, params);
         if (bp.getThreads() != 1) {
             throw new BenchmarkSetupException(benchmark + " runs one thread per rank; drop -t " + bp.getThreads());
         }

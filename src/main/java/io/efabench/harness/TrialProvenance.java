@@ -15,6 +15,17 @@ final class TrialProvenance {
     private TrialProvenance() {}
 
     /**
+     * The trial in a fragment name: benchmark and every param (sorted), characters a file name
+     * should not hold as '_'. One fragment per trial, so a run of {@code -p channels=2,1} keeps
+     * both trials' facts (the merge shows a fact they disagree on per trial) instead of the last.
+     */
+    static String trialTag(String benchmark, java.util.SortedMap<String, String> params) {
+        StringBuilder s = new StringBuilder(benchmark);
+        params.forEach((k, v) -> s.append('-').append(k).append('_').append(v));
+        return s.toString().replaceAll("[^A-Za-z0-9._-]", "_");
+    }
+
+    /**
      * Rank 0 records the fabric facts of the run; every rank with a GPU records its GPU (which
      * one, shared or not), and device buffers say how they were registered.
      */
@@ -32,16 +43,16 @@ final class TrialProvenance {
                     g.put("dmabuf_refused", refusal);
                 }
             }
-            Provenance.record("cuda-rank" + t.rank, g);
+            Provenance.record("cuda-rank" + t.rank + "-" + t.trialTag, g);
         }
-        Provenance.record("locality-rank" + t.rank, t.locality.provenance(t.rank));
+        Provenance.record("locality-rank" + t.rank + "-" + t.trialTag, t.locality.provenance(t.rank));
         Map<String, Object> footprint = new LinkedHashMap<>();
         footprint.put("benchmark", t.config);
         footprint.put("slots", rounds.slots());
         footprint.put("rounds_in_flight", rounds.roundsInFlight());
         footprint.put("payload_bytes", t.buffers.stream().mapToLong(TrialBuffer::byteSize).sum());
         footprint.put("registration", t.buffers.isEmpty() ? "none" : t.buffers.get(0).describeRegistration());
-        Provenance.record("footprint-rank" + t.rank, footprint);
+        Provenance.record("footprint-rank" + t.rank + "-" + t.trialTag, footprint);
         if (t.rank != 0) {
             return;
         }
@@ -89,6 +100,6 @@ final class TrialProvenance {
         facts.put("ranks", t.size);
         facts.put("waits_yield", Deadline.yieldsWhenIdle());
         facts.put("rank_source", t.env.source());
-        Provenance.record("fabric-" + t.benchmark, facts);
+        Provenance.record("fabric-" + t.trialTag, facts);
     }
 }

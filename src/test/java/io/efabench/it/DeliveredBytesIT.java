@@ -52,8 +52,11 @@ class DeliveredBytesIT {
                 "size=64K", "-p", "window=8", "-p", "completion=local"),
                 (rank, cmd, env) -> env.put("EFABENCH_RUN_DIR", dir.toString())).awaitClean(180);
         assertTrue(results.get(0).getAsJsonObject().getAsJsonObject("secondaryMetrics").has("checked_rounds"));
-        JsonObject target = JsonParser.parseString(Files.readString(dir.resolve("provenance/footprint-rank1.json")))
-                .getAsJsonObject();
+        Path fragment;
+        try (var files = Files.newDirectoryStream(dir.resolve("provenance"), "footprint-rank1-WriteBenchmark*.json")) {
+            fragment = files.iterator().next(); // one per trial: this run has one
+        }
+        JsonObject target = JsonParser.parseString(Files.readString(fragment)).getAsJsonObject();
         assertEquals(8, target.get("slots").getAsInt(), target.toString());
         assertEquals(8, target.get("rounds_in_flight").getAsInt(), target.toString());
         assertEquals(8 * 65536L, target.get("payload_bytes").getAsLong(), "the target's buffer: 8 slots of 64K");
