@@ -540,6 +540,21 @@ point_latest() {  # point_latest RUN_DIR RUN_ID
     return 0
 }
 
+# The shm provider names a region /dev/shm/<pid>:<uid>:<endpoint> and removes it when the
+# endpoint closes; a rank that was killed, or exited on a failure without closing, leaves it
+# (16 MiB each). After the ranks end, every such region of ours created during this run whose
+# process is gone is removed: no live process can still use it.
+remove_dead_shm_regions() {  # remove_dead_shm_regions MARKER (a file made before the ranks started)
+    local f pid
+    for f in /dev/shm/[0-9]*:[0-9]*:[0-9]*; do
+        [[ -f $f && -O $f && $f -nt $1 ]] || continue
+        pid=${f##*/}
+        pid=${pid%%:*}
+        kill -0 "$pid" 2>/dev/null || rm -f -- "$f"
+    done
+    return 0
+}
+
 report_run() {  # report_run RUN_DIR
     if ! jar_has_class "$REPORT_CLASS"; then
         note "report: $REPORT_CLASS is not in this jar yet; skipped (results are in $(rel "$1")/jmh.json)"
@@ -601,6 +616,7 @@ run_local() {
     FILTER_PID=""
     trap - INT TERM
     point_latest "$run_dir" "$run_id"
+    remove_dead_shm_regions "$run_dir/provenance/launcher.json"
     ((failed)) && exit 1
     [[ $profile == yes ]] && show_profiles "$run_dir"
     report_run "$run_dir" || die 1 "the report failed for $(rel "$run_dir")"
@@ -675,6 +691,7 @@ run_cluster() {  # the launcher, this process's rank and the world size as Java 
     mkdir -p "$run_dir/logs" "$run_dir/followers" "$run_dir/provenance" || die 1 "cannot create $run_dir"
     export EFABENCH_RUN_DIR=$run_dir
     log=$run_dir/logs/rank$rank.log
+    : >"$run_dir/logs/.rank$rank.started"  # what remove_dead_shm_regions measures "created during this run" by
 
     trap 'on_signal INT 130' INT
     trap 'on_signal TERM 143' TERM
@@ -698,6 +715,7 @@ run_cluster() {  # the launcher, this process's rank and the world size as Java 
     FILTER_PID=""
     trap - INT TERM
     ((rank == 0)) && point_latest "$run_dir" "$run_id"
+    remove_dead_shm_regions "$run_dir/logs/.rank$rank.started"
     if ((rc != 0)); then
         warn "rank $rank on $(hostname) failed: exited with status $rc (log: $(rel "$log"))"
         failure_lines "$log" | sed 's/^/  /' >&2

@@ -31,6 +31,12 @@ class LauncherIT {
     private record Run(int code, String out, List<ProcessHandle> ranks) {}
 
     private Run launch(Map<String, String> env, String... args) throws IOException, InterruptedException {
+        return launch(env, (out, ranks) -> {}, args);
+    }
+
+    /** As {@link #launch(Map, String...)}; {@code during} sees the output so far and the rank JVMs seen, every 200 ms. */
+    private Run launch(Map<String, String> env, java.util.function.BiConsumer<String, List<ProcessHandle>> during,
+            String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString()));
         cmd.addAll(List.of(args));
         Path out = results.resolve("launcher.out");
@@ -48,6 +54,7 @@ class LauncherIT {
         while (p.isAlive() && System.nanoTime() < end) {
             p.descendants().filter(h -> h.info().command().orElse("").endsWith("/java"))
                     .filter(h -> !ranks.contains(h)).forEach(ranks::add);
+            during.accept(Files.readString(out), ranks);
             p.waitFor(200, TimeUnit.MILLISECONDS);
         }
         if (p.isAlive()) {
@@ -120,6 +127,33 @@ class LauncherIT {
         assertFalse(r.ranks.isEmpty(), "saw no rank JVMs");
         for (ProcessHandle h : r.ranks) {
             h.onExit().get(10, TimeUnit.SECONDS);  // throws TimeoutException if a JVM was left running
+        }
+    }
+
+    /**
+     * Issue 22: a rank killed in the middle of an shm run leaves no /dev/shm region of the job
+     * (the shm provider's 16 MiB per endpoint), the surviving rank's included.
+     */
+    @Test
+    void aKilledShmRunLeavesNoSharedMemoryRegion() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(Path.of("/dev/shm")), "no /dev/shm");
+        boolean[] killed = {false};
+        Run r = launch(Map.of("EFABENCH_TIMEOUT_S", "10", "EFABENCH_GRACE_S", "10"), (out, ranks) -> {
+            if (!killed[0] && out.contains("Iteration   2:")) {
+                // The benchmark JVMs are the ones JMH forked: the youngest java processes of the run.
+                ranks.stream().filter(h -> h.parent().map(pp -> ranks.contains(pp)).orElse(false))
+                        .max(java.util.Comparator.comparing(h -> h.info().startInstant().orElse(java.time.Instant.MIN)))
+                        .ifPresent(h -> killed[0] = h.destroyForcibly());
+            }
+        }, "--provider", "shm", "WriteBenchmark", "-p", "config=SinglePin", "-p", "size=64K", "-p", "window=1",
+                "-p", "completion=local", "-wi", "0", "-i", "30", "-r", "1s");
+        assertTrue(killed[0], "no benchmark JVM was killed:\n" + r.out);
+        assertNotEquals(0, r.code, r.out);
+        for (ProcessHandle h : r.ranks) {
+            h.onExit().get(10, TimeUnit.SECONDS);
+            try (var left = Files.newDirectoryStream(Path.of("/dev/shm"), h.pid() + ":*")) {
+                assertFalse(left.iterator().hasNext(), "a region of pid " + h.pid() + " is left:\n" + r.out);
+            }
         }
     }
 
