@@ -19,10 +19,19 @@ final class ShmLeftovers {
     private ShmLeftovers() {
     }
 
-    /** Once per process, before the first shm endpoint: removes /dev/shm files named after this pid. */
+    /**
+     * Once per process, before the first shm endpoint: removes /dev/shm files named after this
+     * pid, and again at exit. A trial that fails inside its benchmark method ends its JVM without
+     * JMH's teardown, so its endpoints are never closed and their regions (16 MiB each) outlive
+     * it; unlinking a name at exit is safe (no native call, and a peer that still maps the region
+     * keeps its mapping). A killed process runs no hook: run-jmh.sh sweeps after the ranks end.
+     */
     static void removeOwnOnce() {
         if (DONE.compareAndSet(false, true)) {
-            remove(Path.of("/dev/shm"), ProcessHandle.current().pid());
+            long pid = ProcessHandle.current().pid();
+            remove(Path.of("/dev/shm"), pid);
+            Runtime.getRuntime().addShutdownHook(
+                    Thread.ofPlatform().name("efabench-shm-leftovers").unstarted(() -> remove(Path.of("/dev/shm"), pid)));
         }
     }
 

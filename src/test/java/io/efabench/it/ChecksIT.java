@@ -163,6 +163,15 @@ class ChecksIT {
             assertNotEquals(0, c, logs);
         }
         assertTrue(java.util.regex.Pattern.compile(regex).matcher(logs).find(), "expected /" + regex + "/:\n" + logs);
+        // Issue 22: ranks that fail a trial (no JMH teardown, endpoints never closed) leave no shm region.
+        try (var files = java.nio.file.Files.newDirectoryStream(java.nio.file.Path.of("/dev/shm"), "[0-9]*:[0-9]*:[0-9]*")) {
+            for (java.nio.file.Path f : files) {
+                long pid = Long.parseLong(f.getFileName().toString().split(":")[0]);
+                assertTrue(ProcessHandle.of(pid).isPresent()
+                        || java.nio.file.Files.getLastModifiedTime(f).toInstant().isBefore(r.started),
+                        "a failed rank left its shm region " + f);
+            }
+        }
     }
 
 }

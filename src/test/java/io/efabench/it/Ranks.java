@@ -20,6 +20,8 @@ final class Ranks {
     static final Path JSIG = Path.of(JAVA).getParent().getParent().resolve("lib/libjsig.so");
 
     final List<Process> processes = new ArrayList<>();
+    /** When the ranks were started: /dev/shm regions made since then are this job's. */
+    final java.time.Instant started = java.time.Instant.now().minusSeconds(1);
     final List<Path> logs = new ArrayList<>();
     final Path dir;
 
