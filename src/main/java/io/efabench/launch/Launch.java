@@ -120,8 +120,7 @@ public final class Launch {
                 List<String> names = Arrays.stream(type.getEnumConstants()).map(c -> ((Enum<?>) c).name()).toList();
                 for (String v : override.get()) {
                     if (!names.contains(v)) {
-                        String bench = e.getUserClassQName().substring(e.getUserClassQName().lastIndexOf('.') + 1);
-                        throw new IllegalArgumentException("-p " + name + "=" + v + ": " + bench + " takes "
+                        throw new IllegalArgumentException("-p " + name + "=" + v + ": " + simpleName(e) + " takes "
                                 + String.join(", ", names));
                     }
                 }
@@ -162,7 +161,7 @@ public final class Launch {
                     host.add(v);
                 }
             }
-            hostBy.put(e.getUserClassQName().substring(e.getUserClassQName().lastIndexOf('.') + 1), host);
+            hostBy.put(simpleName(e), host);
         }
         if (skipped.isEmpty()) {
             return null;
@@ -181,18 +180,19 @@ public final class Launch {
         return new HostConfigs(host, List.copyOf(skipped));
     }
 
-    /** True when the enum constant {@code name} of {@code type} has {@code memory} DEVICE. */
+    /** True when the enum constant {@code name} of {@code type} has {@code memory} DEVICE (false without such a field). */
+    @SuppressWarnings({"unchecked", "rawtypes"})
     private static boolean needsGpu(Class<?> type, String name) {
-        for (Object c : type.getEnumConstants()) {
-            if (((Enum<?>) c).name().equals(name)) {
-                try {
-                    return type.getField("memory").get(c) == io.efabench.harness.MemoryKind.DEVICE;
-                } catch (ReflectiveOperationException e) {
-                    return false;
-                }
-            }
+        try {
+            return type.getField("memory").get(Enum.valueOf((Class) type, name)) == io.efabench.harness.MemoryKind.DEVICE;
+        } catch (ReflectiveOperationException | IllegalArgumentException e) {
+            return false;
         }
-        return false;
+    }
+
+    /** The benchmark class's simple name, as users write it ({@code WriteBenchmark}). */
+    private static String simpleName(org.openjdk.jmh.runner.BenchmarkListEntry e) {
+        return e.getUserClassQName().substring(e.getUserClassQName().lastIndexOf('.') + 1);
     }
 
     /** The declared type of the public field {@code name} of class {@code className} (or a superclass), or null. */
