@@ -543,12 +543,14 @@ point_latest() {  # point_latest RUN_DIR RUN_ID
 # The shm provider names a region /dev/shm/<pid>:<uid>:<endpoint> and removes it when the
 # endpoint closes; a rank that was killed, or exited on a failure without closing, leaves it
 # (16 MiB each). After the ranks end, every such region of ours created during this run whose
-# process is gone is removed: no live process can still use it.
+# process is gone is removed: no live process can still use it. So is a killed JVM's call board
+# (/dev/shm/efabench-calls-<pid>, 1 KiB: see CallBoard), which its exit would have removed.
 remove_dead_shm_regions() {  # remove_dead_shm_regions MARKER (a file made before the ranks started)
     local f pid
-    for f in /dev/shm/[0-9]*:[0-9]*:[0-9]*; do
+    for f in /dev/shm/[0-9]*:[0-9]*:[0-9]* /dev/shm/efabench-calls-[0-9]*; do
         [[ -f $f && -O $f && $f -nt $1 ]] || continue
         pid=${f##*/}
+        pid=${pid#efabench-calls-}
         pid=${pid%%:*}
         kill -0 "$pid" 2>/dev/null || rm -f -- "$f"
     done

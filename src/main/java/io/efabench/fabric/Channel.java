@@ -137,9 +137,12 @@ public final class Channel implements AutoCloseable {
     private final MemorySegment writeRmaIov;
     private final MemorySegment errEntry;
     private final MemorySegment errText;
+    /** This channel's line on the call board: which provider call its thread is inside. */
+    private final CallBoard.Slot calls;
 
     private Channel(NicInfo nic) {
         this.nic = nic;
+        this.calls = CallBoard.forThisProcess().claim(nic.provider());
         this.mrMode = nic.mrMode();
         this.passDescriptors = (mrMode & (Fi.MR_LOCAL | Fi.MR_HMEM)) != 0 || (nic.caps() & Fi.HMEM) != 0;
         this.rxCqDataConsumesRecv = (nic.mode() & Fi.RX_CQ_DATA) != 0;
@@ -300,7 +303,13 @@ public final class Channel implements AutoCloseable {
             addr.copyFrom(MemorySegment.ofArray(peerName));
             MemorySegment out = arena.allocate(ValueLayout.JAVA_LONG);
             MemorySegment avOps = fid_av.ops(av).reinterpret(fi_ops_av.sizeof());
-            int rc = fi_ops_av.insert.invoke(fi_ops_av.insert(avOps), av, addr, 1, out, 0, MemorySegment.NULL);
+            calls.enter(CallBoardLayout.AV_INSERT);
+            int rc;
+            try {
+                rc = fi_ops_av.insert.invoke(fi_ops_av.insert(avOps), av, addr, 1, out, 0, MemorySegment.NULL);
+            } finally {
+                calls.exit();
+            }
             if (rc != 1) {
                 throw rc < 0 ? FabricException.of("fi_av_insert", rc)
                         : new FabricException("fi_av_insert: peer address of " + peerName.length
@@ -520,7 +529,7 @@ public final class Channel implements AutoCloseable {
         sendMsg.set(ValueLayout.JAVA_LONG, MSG_ADDR, dest);
         sendMsg.set(ValueLayout.JAVA_LONG, MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
         sendMsg.set(ValueLayout.JAVA_LONG, MSG_DATA, data);
-        return posted(call(sendFn, ep, sendMsg, flags(withData)), "fi_sendmsg", ctx);
+        return posted(call(CallBoardLayout.SEND, sendFn, ep, sendMsg, flags(withData)), "fi_sendmsg", ctx);
     }
 
     /** Posts a receive of up to {@code len} bytes into {@code off} of {@code mr}, from any peer. */
@@ -531,7 +540,7 @@ public final class Channel implements AutoCloseable {
         recvIov.set(ValueLayout.JAVA_LONG, IOV_LEN, len);
         recvDesc.set(ValueLayout.JAVA_LONG, 0, mr.desc());
         recvMsg.set(ValueLayout.JAVA_LONG, MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
-        return posted(call(recvFn, ep, recvMsg, Fi.COMPLETION), "fi_recvmsg", ctx);
+        return posted(call(CallBoardLayout.RECV, recvFn, ep, recvMsg, Fi.COMPLETION), "fi_recvmsg", ctx);
     }
 
     /**
@@ -556,7 +565,7 @@ public final class Channel implements AutoCloseable {
         writeMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_ADDR, dest);
         writeMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
         writeMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_DATA, data);
-        return posted(call(writeFn, ep, writeMsg, flags(withData)), "fi_writemsg", ctx);
+        return posted(call(CallBoardLayout.WRITE, writeFn, ep, writeMsg, flags(withData)), "fi_writemsg", ctx);
     }
 
     /**
@@ -573,11 +582,14 @@ public final class Channel implements AutoCloseable {
                     + ": inject size " + nic.injectSize() + ", remote region " + target.length() + " bytes");
         }
         long rc;
+        calls.enter(CallBoardLayout.INJECT_WRITE);
         try {
             rc = (long) INJECT_DATA.invokeExact(injectDataFn, ep, mr.address() + off, len, data, dest,
                     target.base() + targetOffset, target.key());
         } catch (Throwable t) {
             throw new AssertionError("downcall failed", t);
+        } finally {
+            calls.exit();
         }
         return posted(rc, "fi_inject_writedata", -1);
     }
@@ -603,7 +615,7 @@ public final class Channel implements AutoCloseable {
 
     private int read(Completion c, long count) {
         c.select(0);
-        long rc = call(cqReadFn, cq, c.entry, count);
+        long rc = call(CallBoardLayout.CQ_READ, cqReadFn, cq, c.entry, count);
         if (rc > 0) {
             c.contextBase = contextBase;
             return (int) rc;
@@ -621,11 +633,15 @@ public final class Channel implements AutoCloseable {
         return withData ? Fi.COMPLETION | Fi.REMOTE_CQ_DATA : Fi.COMPLETION;
     }
 
-    private static long call(MemorySegment fn, MemorySegment fid, MemorySegment arg, long n) {
+    /** One provider call through {@link #OP}, bracketed on the call board (see {@link CallBoard}). */
+    private long call(int op, MemorySegment fn, MemorySegment fid, MemorySegment arg, long n) {
+        calls.enter(op);
         try {
             return (long) OP.invokeExact(fn, fid, arg, n);
         } catch (Throwable t) {
             throw new AssertionError("downcall failed", t);
+        } finally {
+            calls.exit();
         }
     }
 
@@ -657,7 +673,7 @@ public final class Channel implements AutoCloseable {
         // the previous readerr left the provider's values there.
         fi_cq_err_entry.err_data(errEntry, MemorySegment.NULL);
         fi_cq_err_entry.err_data_size(errEntry, 0);
-        long rc = call(cqReadErrFn, cq, errEntry, 0L);
+        long rc = call(CallBoardLayout.CQ_READERR, cqReadErrFn, cq, errEntry, 0L);
         if (rc < 0) {
             return FabricException.of("fi_cq_readerr", rc);
         }
@@ -688,6 +704,7 @@ public final class Channel implements AutoCloseable {
     @Override
     public void close() {
         FabricException first = null;
+        calls.enter(CallBoardLayout.CLOSE);
         first = closeFid(ep, "endpoint", first);
         ep = MemorySegment.NULL;
         first = closeFid(av, "av", first);
@@ -705,6 +722,7 @@ public final class Channel implements AutoCloseable {
         domain = MemorySegment.NULL;
         first = closeFid(fabric, "fabric", first);
         fabric = MemorySegment.NULL;
+        calls.release();
         OPEN.remove(this);
         if (first != null) {
             throw first;

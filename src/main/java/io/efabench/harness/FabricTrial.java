@@ -10,6 +10,7 @@ import java.util.function.Function;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.IterationParams;
 
+import io.efabench.fabric.CallBoard;
 import io.efabench.fabric.Channel;
 import io.efabench.fabric.Completion;
 import io.efabench.fabric.Discovery;
@@ -86,6 +87,7 @@ public final class FabricTrial implements AutoCloseable {
         group = RankGroup.join(env, TrialKey.of(bp), timeout);
         rank = group.rank();
         size = group.size();
+        identifyOnCallBoard(group, timeout);
         try {
             gpu = TrialOpening.gpu(memory, env, timeout, config, rank);
             if (gpu != null) {
@@ -118,6 +120,14 @@ public final class FabricTrial implements AutoCloseable {
             System.out.println("# efabench: rank " + rank + " of " + size + " is a FOLLOWER: its JMH scores only mirror"
                     + " rank 0's rounds and are not results");
         }
+    }
+
+    /** Tells the stuck-call watchdog (see {@link CallBoard}) this rank and the peers that share its host. */
+    private static void identifyOnCallBoard(RankGroup group, Duration timeout) {
+        int[] ranks = java.util.stream.IntStream.range(0, group.size())
+                .filter(r -> r != group.rank() && group.pidOnThisHost(r) > 0).toArray();
+        long[] pids = java.util.Arrays.stream(ranks).mapToLong(group::pidOnThisHost).toArray();
+        CallBoard.identify(group.rank(), timeout, ranks, pids);
     }
 
     /**

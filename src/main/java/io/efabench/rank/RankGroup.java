@@ -37,6 +37,8 @@ public final class RankGroup implements AutoCloseable {
     /** Leader: one per follower (index 0 null). Follower: index 0 is the leader, the rest null. */
     private final Link[] links;
     private final String[] names;
+    /** Each rank's pid where it shares this host, else -1: what the call board lists. */
+    private final long[] pidsOnThisHost;
     private final AtomicLongArray signals = new AtomicLongArray(SLOTS);
     /** Published failure reason: what checkAlive() and the waits throw. */
     private volatile String failure;
@@ -107,7 +109,10 @@ public final class RankGroup implements AutoCloseable {
         this.links = links;
         int n = env.worldSize();
         this.names = new String[n];
+        this.pidsOnThisHost = new long[n];
+        String here = hostname();
         for (int r = 0; r < n; r++) {
+            pidsOnThisHost[r] = members[r].host().equals(here) ? members[r].pid() : -1;
             names[r] = r == 0 && !env.isLeader()
                     ? "rank 0 (leader) at " + env.masterAddr() + ":" + env.masterPort()
                     : members[r].who();
@@ -150,6 +155,11 @@ public final class RankGroup implements AutoCloseable {
     /** This host's name as the rendezvous reports it (from /proc: InetAddress can stall on DNS). */
     public static String hostname() {
         return Rendezvous.hostname();
+    }
+
+    /** The pid of {@code rank} when it runs on this host (as the rendezvous reported it), else -1. */
+    public long pidOnThisHost(int rank) {
+        return pidsOnThisHost[rank];
     }
 
     /** "rank 1 (host h pid 123)", for messages about a peer. */

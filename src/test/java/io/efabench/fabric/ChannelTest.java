@@ -108,6 +108,42 @@ class ChannelTest {
         }
     }
 
+    /**
+     * Every provider call is bracketed on the call board, so the stuck-call watchdog sees it: after
+     * some calls the channel's slot counts them and is out of the provider; a closed channel frees it.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void everyProviderCallShowsOnTheCallBoard(String provider) {
+        open(provider);
+        MemorySegment board = CallBoard.forThisProcess().memory;
+        List<Long> before = slotStates(board, provider);
+        for (int i = 0; i < 5; i++) {
+            a.poll(completion);
+        }
+        List<Long> after = slotStates(board, provider);
+        assertTrue(after.size() >= 2, "a and b each hold a slot naming " + provider + ": " + after);
+        long calls = after.stream().mapToLong(st -> st >>> 8).sum() - before.stream().mapToLong(st -> st >>> 8).sum();
+        assertEquals(5, calls, "five fi_cq_read calls counted: " + before + " -> " + after);
+        assertTrue(after.stream().noneMatch(CallBoardLayout::inCall), "no call is in progress: " + after);
+        b.close();
+        b = null;
+        assertEquals(after.size() - 1, slotStates(board, provider).size(), "closing b freed its slot");
+    }
+
+    private static List<Long> slotStates(MemorySegment board, String provider) {
+        List<Long> states = new ArrayList<>();
+        for (int s = 0; s < CallBoardLayout.SLOTS; s++) {
+            String name = board.asSlice(CallBoardLayout.slotAt(s) + 8, CallBoardLayout.PROVIDER_BYTES)
+                    .getString(0, java.nio.charset.StandardCharsets.US_ASCII);
+            long state = board.get(ValueLayout.JAVA_LONG, CallBoardLayout.slotAt(s));
+            if (name.contains(provider) && state != 0) { // tcp is "tcp;ofi_rxm"
+                states.add(state);
+            }
+        }
+        return states;
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "shm"})
     void sendRecvMovesTheBytesAndTheImmediate(String provider) {

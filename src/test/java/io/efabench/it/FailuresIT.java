@@ -23,6 +23,28 @@ class FailuresIT {
     @TempDir
     Path tmp;
 
+    /**
+     * A run that stops on a failed trial keeps the trials that finished before it: window=1 runs
+     * clean, window=64 fails its checked pass (a write misdirected only while another is in
+     * flight); every rank exits non-zero and rank 0's result file holds the window=1 trial, where
+     * JMH alone would write none.
+     */
+    @Test
+    void aFailedTrialKeepsTheFinishedTrialsResults() throws Exception {
+        List<String> args = Ranks.quick("WriteBenchmark", "-p", "size=64K", "-p", "config=SinglePin", "-p", "window=1,64");
+        Ranks r = Ranks.start(tmp, 2, "shm", args, (rank, cmd, env) -> env.put("EFABENCH_TEST_PIPELINE_FAULT", "misdirect"));
+        String logs = r.awaitAllFailed(240);
+        Path json = tmp.resolve("rank0.json");
+        assertTrue(Files.exists(json) && Files.size(json) > 0, "no results kept:\n" + logs);
+        var results = com.google.gson.JsonParser.parseString(Files.readString(json)).getAsJsonArray();
+        org.junit.jupiter.api.Assertions.assertEquals(1, results.size(), results.toString());
+        org.junit.jupiter.api.Assertions.assertEquals("1",
+                results.get(0).getAsJsonObject().getAsJsonObject("params").get("window").getAsString());
+        assertTrue(r.log(0).contains("# efabench: the run stopped on a failed trial; the 1 trial(s) that finished"
+                + " before it are in " + json), r.log(0));
+        assertTrue(r.log(0).contains("corrupted byte"), "the second trial failed its check:\n" + r.log(0));
+    }
+
     @Test
     void killingOneRankMakesTheOthersExitNamingIt() throws Exception {
         List<String> args = new ArrayList<>(List.of("WriteBenchmark", "-p", "size=64K", "-p", "config=SinglePin",

@@ -1,0 +1,193 @@
+package io.efabench.fabric;
+
+import static io.efabench.fabric.CallBoardLayout.LONG;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Says, where another thread or process can read it without this JVM's help, which libfabric
+ * call each channel is inside. The reason: a peer stopped or killed while it holds a lock in the
+ * shm provider's shared memory leaves this rank spinning inside {@code fi_cq_read} or a post, in
+ * a critical downcall that never reaches a safepoint, so no deadline of ours fires, and a thread
+ * of this JVM cannot act either once anything asks for a safepoint. {@link StuckCallWatchdog}
+ * reads the board and kills the JVM whose call did not return within the trial's deadline.
+ *
+ * <p>Where it lives: {@code efabench.launch.Main} (the jar's main class) makes one in
+ * /dev/shm for its JVM and watches it from there, so a JMH fork reports into its parent's board
+ * and the parent, a process with no stuck thread, kills it. Without such a parent (tests, {@code
+ * -f 0} under another main) the board is private memory watched by a thread of this JVM: the
+ * best that can be done without a second process.
+ */
+public final class CallBoard {
+    static final Path DIR = Path.of("/dev/shm");
+    static final String PREFIX = "efabench-calls-";
+
+    private static CallBoard current;
+
+    final MemorySegment memory;
+    private final AtomicInteger usedSlots = new AtomicInteger();
+
+    private CallBoard(MemorySegment memory) {
+        this.memory = memory;
+    }
+
+    /** The file a JVM with {@code pid} watches, under {@code dir}. */
+    static Path fileOf(Path dir, long pid) {
+        return dir.resolve(PREFIX + pid);
+    }
+
+    /**
+     * For the jar's main class: makes this JVM's board file and watches it on a daemon thread
+     * for as long as the JVM lives; {@code timeout} applies until a trial says its own. Does
+     * nothing (forks then watch themselves) where /dev/shm cannot hold it.
+     */
+    public static void watchFromHere(Duration timeout) {
+        long pid = ProcessHandle.current().pid();
+        Path file = fileOf(DIR, pid);
+        MemorySegment memory;
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                StandardOpenOption.WRITE, StandardOpenOption.TRUNCATE_EXISTING)) {
+            memory = ch.map(FileChannel.MapMode.READ_WRITE, 0, CallBoardLayout.SIZE, Arena.global());
+        } catch (IOException | UnsupportedOperationException e) {
+            return;
+        }
+        watch(file, memory, pid, timeout);
+    }
+
+    private static void watch(Path file, MemorySegment memory, long pid, Duration timeout) {
+        Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("efabench-call-board").unstarted(() -> {
+            long writer = (long) LONG.getAcquire(memory, CallBoardLayout.WRITER_PID_AT);
+            if (writer != 0 && writer != pid && !ProcessHandle.of(writer).map(ProcessHandle::isAlive).orElse(false)) {
+                ShmLeftovers.remove(DIR, writer); // a fork that died just before this JVM ends
+            }
+            try {
+                Files.deleteIfExists(file);
+            } catch (IOException ignored) {
+                // best effort: run-jmh.sh sweeps boards of dead processes
+            }
+        }));
+        memory.set(ValueLayout.JAVA_INT, CallBoardLayout.MAGIC_AT, CallBoardLayout.MAGIC);
+        StuckCallWatchdog.start(memory, timeout);
+    }
+
+    /**
+     * The board this process reports into, found or made once: its own file (this JVM runs the
+     * jar's main with {@code -f 0}), its parent's (a JMH fork), else private memory watched by a
+     * thread of this JVM. Resets the writer fields to this process.
+     */
+    static synchronized CallBoard forThisProcess() {
+        if (current == null) {
+            ProcessHandle me = ProcessHandle.current();
+            MemorySegment memory = map(fileOf(DIR, me.pid()));
+            if (memory == null) {
+                memory = me.parent().map(p -> map(fileOf(DIR, p.pid()))).orElse(null);
+            }
+            if (memory == null) {
+                memory = Arena.global().allocate(CallBoardLayout.SIZE, 64);
+                StuckCallWatchdog.start(memory, Duration.ofSeconds(60));
+            }
+            memory.asSlice(CallBoardLayout.WRITER_RANK_AT, CallBoardLayout.SIZE - CallBoardLayout.WRITER_RANK_AT).fill((byte) 0);
+            memory.set(ValueLayout.JAVA_INT, CallBoardLayout.WRITER_RANK_AT, -1);
+            LONG.setRelease(memory, CallBoardLayout.WRITER_PID_AT, me.pid());
+            current = new CallBoard(memory);
+        }
+        return current;
+    }
+
+    private static MemorySegment map(Path file) {
+        if (!Files.isRegularFile(file)) {
+            return null;
+        }
+        try (FileChannel ch = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            if (ch.size() < CallBoardLayout.SIZE) {
+                return null;
+            }
+            MemorySegment m = ch.map(FileChannel.MapMode.READ_WRITE, 0, CallBoardLayout.SIZE, Arena.global());
+            return m.get(ValueLayout.JAVA_INT, CallBoardLayout.MAGIC_AT) == CallBoardLayout.MAGIC ? m : null;
+        } catch (IOException | UnsupportedOperationException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Who this process is in the job, for the watchdog's message: its rank, the trial's deadline,
+     * and the ranks on this host with their pids (the only peers whose state can hold a call of
+     * ours inside a provider: they share its memory). Peers past the board's room are left out.
+     */
+    public static void identify(int rank, Duration timeout, int[] localRanks, long[] localPids) {
+        MemorySegment m = forThisProcess().memory;
+        int n = Math.min(localRanks.length, CallBoardLayout.PEERS);
+        for (int i = 0; i < n; i++) {
+            m.set(ValueLayout.JAVA_LONG, CallBoardLayout.peerAt(i), localPids[i]);
+            m.set(ValueLayout.JAVA_INT, CallBoardLayout.peerAt(i) + 8, localRanks[i]);
+        }
+        m.set(ValueLayout.JAVA_INT, CallBoardLayout.PEER_COUNT_AT, n);
+        m.set(ValueLayout.JAVA_INT, CallBoardLayout.TIMEOUT_AT, (int) Math.min(Integer.MAX_VALUE, timeout.toSeconds()));
+        m.set(ValueLayout.JAVA_INT, CallBoardLayout.WRITER_RANK_AT, rank);
+        java.lang.invoke.VarHandle.releaseFence(); // the watchdog reads them after an acquire
+    }
+
+    /** A slot for one channel's calls; an unwatched one when all are taken. */
+    Slot claim(String provider) {
+        while (true) {
+            int used = usedSlots.get();
+            int free = Integer.numberOfTrailingZeros(~used);
+            if (free >= CallBoardLayout.SLOTS) {
+                return new Slot(this, -1, Arena.ofAuto().allocate(CallBoardLayout.SLOT_SIZE, 8));
+            }
+            if (usedSlots.compareAndSet(used, used | (1 << free))) {
+                MemorySegment s = memory.asSlice(CallBoardLayout.slotAt(free), CallBoardLayout.SLOT_SIZE);
+                s.fill((byte) 0);
+                byte[] name = provider.getBytes(StandardCharsets.US_ASCII);
+                s.asSlice(8, Math.min(name.length, CallBoardLayout.PROVIDER_BYTES - 1))
+                        .copyFrom(MemorySegment.ofArray(name).asSlice(0, Math.min(name.length, CallBoardLayout.PROVIDER_BYTES - 1)));
+                return new Slot(this, free, s);
+            }
+        }
+    }
+
+    /**
+     * One channel's line on the board. {@link #enter} and {@link #exit} bracket every native call:
+     * one release store each (a plain store on x86), no clock read.
+     */
+    static final class Slot {
+        private final CallBoard board;
+        private final int index;
+        private final MemorySegment state;
+        private long count;
+        private boolean released;
+
+        private Slot(CallBoard board, int index, MemorySegment state) {
+            this.board = board;
+            this.index = index;
+            this.state = state;
+        }
+
+        void enter(int op) {
+            LONG.setRelease(state, 0L, (++count << 8) | ((long) op << 1) | 1);
+        }
+
+        void exit() {
+            LONG.setRelease(state, 0L, count << 8);
+        }
+
+        /** The channel closed: the slot is free for the next one. */
+        void release() {
+            LONG.setRelease(state, 0L, 0L);
+            if (index >= 0 && !released) {
+                released = true;
+                board.usedSlots.getAndUpdate(u -> u & ~(1 << index));
+            }
+        }
+    }
+}

@@ -1,0 +1,189 @@
+package io.efabench.launch;
+
+import java.io.FileNotFoundException;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.infra.IterationParams;
+import org.openjdk.jmh.results.BenchmarkResult;
+import org.openjdk.jmh.results.IterationResult;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatFactory;
+import org.openjdk.jmh.results.format.ResultFormatType;
+import org.openjdk.jmh.runner.Defaults;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.RunnerException;
+import org.openjdk.jmh.runner.format.OutputFormat;
+import org.openjdk.jmh.runner.format.OutputFormatFactory;
+import org.openjdk.jmh.runner.options.CommandLineOptionException;
+import org.openjdk.jmh.runner.options.CommandLineOptions;
+import org.openjdk.jmh.runner.options.VerboseMode;
+import org.openjdk.jmh.util.UnCloseablePrintStream;
+import org.openjdk.jmh.util.Utils;
+
+import io.efabench.fabric.CallBoard;
+import io.efabench.rank.RankException;
+import io.efabench.rank.RankGroup;
+
+/**
+ * The jar's main class: JMH's {@code Main}, with two differences.
+ * <ul>
+ *   <li>This JVM watches the call board its forks report into (see {@link CallBoard}), so a fork
+ *       stuck inside a libfabric call is killed by a process that has no stuck thread.</li>
+ *   <li>A run that stops on a failed trial ({@code -foe true}, what run-jmh.sh passes) still
+ *       writes the trials that finished before it to the result file, as JMH would have at the
+ *       end; the exit code stays non-zero. JMH writes none in that case.</li>
+ * </ul>
+ * Listing, help and every option are JMH's own.
+ */
+public final class Main {
+    private Main() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        CommandLineOptions options;
+        try {
+            options = new CommandLineOptions(args);
+        } catch (CommandLineOptionException e) {
+            System.err.println("Error parsing command line:");
+            System.err.println(" " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        if (options.shouldHelp() || options.shouldList() || options.shouldListWithParams()
+                || options.shouldListProfilers() || options.shouldListResultFormats()) {
+            org.openjdk.jmh.Main.main(args);
+            return;
+        }
+        CallBoard.watchFromHere(timeout());
+        FinishedTrials finished = new FinishedTrials(jmhOutput(options));
+        try {
+            new Runner(options, finished).run();
+        } catch (RunnerException e) {
+            finished.writeTo(options);
+            throw e;
+        }
+    }
+
+    private static Duration timeout() {
+        try {
+            return RankGroup.defaultTimeout();
+        } catch (RankException badValue) {
+            return Duration.ofSeconds(60); // the trial reports the bad value in its own words
+        }
+    }
+
+    /** The output JMH's {@code Runner(Options)} would make: {@code -o FILE} or stdout, at {@code -v}. */
+    private static OutputFormat jmhOutput(CommandLineOptions options) throws FileNotFoundException {
+        PrintStream out;
+        try {
+            out = options.getOutput().hasValue() ? new PrintStream(options.getOutput().get())
+                    : new UnCloseablePrintStream(System.out, Utils.guessConsoleEncoding());
+        } catch (java.io.UnsupportedEncodingException e) {
+            throw new IllegalStateException(e);
+        }
+        VerboseMode verbosity = options.verbosity().orElse(Defaults.VERBOSITY);
+        return OutputFormatFactory.createFormatInstance(out, verbosity);
+    }
+
+    /** JMH's output, keeping every trial that ended with a result. */
+    static final class FinishedTrials implements OutputFormat {
+        private final OutputFormat out;
+        private final Map<BenchmarkParams, List<BenchmarkResult>> results = new LinkedHashMap<>();
+
+        FinishedTrials(OutputFormat out) {
+            this.out = out;
+        }
+
+        /**
+         * After a failed run: the finished trials go where JMH writes its results ({@code -rff},
+         * else {@code jmh-result.<format>}), with a line saying how many. Nothing when none finished.
+         */
+        void writeTo(CommandLineOptions options) {
+            if (results.isEmpty()) {
+                return;
+            }
+            ResultFormatType type = options.getResultFormat().orElse(Defaults.RESULT_FORMAT);
+            String file = options.getResult().orElse(Defaults.RESULT_FILE_PREFIX + "." + type.toString().toLowerCase());
+            Collection<RunResult> runs = new ArrayList<>();
+            results.forEach((params, list) -> runs.add(new RunResult(params, list)));
+            ResultFormatFactory.getInstance(type, file).writeOut(runs);
+            System.err.println("# efabench: the run stopped on a failed trial; the " + runs.size()
+                    + " trial(s) that finished before it are in " + file);
+        }
+
+        @Override
+        public void endBenchmark(BenchmarkResult result) {
+            if (result != null) {
+                results.computeIfAbsent(result.getParams(), p -> new ArrayList<>()).add(result);
+            }
+            out.endBenchmark(result);
+        }
+
+        @Override
+        public void iteration(BenchmarkParams bp, IterationParams ip, int i) {
+            out.iteration(bp, ip, i);
+        }
+
+        @Override
+        public void iterationResult(BenchmarkParams bp, IterationParams ip, int i, IterationResult r) {
+            out.iterationResult(bp, ip, i, r);
+        }
+
+        @Override
+        public void startBenchmark(BenchmarkParams bp) {
+            out.startBenchmark(bp);
+        }
+
+        @Override
+        public void startRun() {
+            out.startRun();
+        }
+
+        @Override
+        public void endRun(Collection<RunResult> runs) {
+            out.endRun(runs);
+        }
+
+        @Override
+        public void print(String s) {
+            out.print(s);
+        }
+
+        @Override
+        public void println(String s) {
+            out.println(s);
+        }
+
+        @Override
+        public void flush() {
+            out.flush();
+        }
+
+        @Override
+        public void close() {
+            out.close();
+        }
+
+        @Override
+        public void verbosePrintln(String s) {
+            out.verbosePrintln(s);
+        }
+
+        @Override
+        public void write(int b) {
+            out.write(b);
+        }
+
+        @Override
+        public void write(byte[] b) throws java.io.IOException {
+            out.write(b);
+        }
+    }
+}
