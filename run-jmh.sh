@@ -25,9 +25,11 @@ set +m
 DEFAULT_SUITE=(SendRecvBenchmark WriteBenchmark -p size=4K,64K,1M,16M -wi 1 -w 1s -i 3 -r 1s -f 1)
 # Where no GPU is visible, the device configs (SingleDevice, *DMA) cannot run, and JMH's -p
 # applies to every benchmark while the two benchmarks' config names differ: the quick suite
-# then runs the host configs as two JMH runs, one per benchmark (two run folders).
+# then runs the host configs as two JMH runs, one per benchmark, merged into one run folder.
 HOST_SUITES=("SendRecvBenchmark -p config=SingleHost" "WriteBenchmark -p config=SinglePin,MultiPin,RoundRobinPin")
 RUN_SUFFIX=""
+DEFER_REPORT=""   # set while a command's suites run one after the other: one report at the end
+LAST_RUN_DIR=""   # the run folder of the last suite run
 
 MIN_JAVA=25
 DEFAULT_RANKS=2
@@ -63,7 +65,7 @@ usage: ./run-jmh.sh [--ranks N] [--provider P] [--profile] [JMH args...]
 
 JMH options use one dash (-p size=1M, -wi 1, -i 3, -f 1, -l to list, -h for JMH's help).
 With no JMH arguments: ${DEFAULT_SUITE[*]}
-  (where no GPU is visible: the host configs, as two runs: ${HOST_SUITES[0]}, then ${HOST_SUITES[1]})
+  (where no GPU is visible: the host configs, ${HOST_SUITES[0]}, then ${HOST_SUITES[1]}, in one run folder)
 EOF
 }
 
@@ -271,7 +273,7 @@ free_port() {  # a port nobody listens on, below the kernel's ephemeral range
 
 new_run_id() {
     local id
-    id=$(date +%Y%m%d-%H%M%S)
+    id=$(date +%Y%m%d-%H%M%S)$RUN_SUFFIX
     local n=1 try=$id
     while [[ -e $RESULTS/$try ]]; do
         n=$((n + 1))
@@ -619,9 +621,10 @@ run_local() {
     trap - INT TERM
     point_latest "$run_dir" "$run_id"
     remove_dead_shm_regions "$run_dir/provenance/launcher.json"
+    LAST_RUN_DIR=$run_dir
     ((failed)) && exit 1
     [[ $profile == yes ]] && show_profiles "$run_dir"
-    report_run "$run_dir" || die 1 "the report failed for $(rel "$run_dir")"
+    [[ -n $DEFER_REPORT ]] || report_run "$run_dir" || die 1 "the report failed for $(rel "$run_dir")"
 }
 
 # Waits for every rank; after the first one ends, the others get the grace period to end
@@ -718,6 +721,7 @@ run_cluster() {  # the launcher, this process's rank and the world size as Java 
     trap - INT TERM
     ((rank == 0)) && point_latest "$run_dir" "$run_id"
     remove_dead_shm_regions "$run_dir/logs/.rank$rank.started"
+    LAST_RUN_DIR=$run_dir
     if ((rc != 0)); then
         warn "rank $rank on $(hostname) failed: exited with status $rc (log: $(rel "$log"))"
         failure_lines "$log" | sed 's/^/  /' >&2
@@ -725,7 +729,7 @@ run_cluster() {  # the launcher, this process's rank and the world size as Java 
     fi
     if ((rank == 0)); then
         [[ $profile == yes ]] && show_profiles "$run_dir"
-        report_run "$run_dir" || die 1 "the report failed for $(rel "$run_dir")"
+        [[ -n $DEFER_REPORT ]] || report_run "$run_dir" || die 1 "the report failed for $(rel "$run_dir")"
     fi
 }
 
@@ -851,16 +855,51 @@ main() {
         JMH_ARGS=("${DEFAULT_SUITE[@]}")
         run_suite "$source" "$ranks" "$provider" "$profile"
     else
-        note "no GPU visible here: the quick suite runs the host configs, SendRecvBenchmark and WriteBenchmark one after the other"
-        local suite words
+        note "no GPU visible here: the quick suite runs the host configs, SendRecvBenchmark and WriteBenchmark one after the other, into one run folder"
+        local suite words first=""
+        DEFER_REPORT=yes
         for suite in "${HOST_SUITES[@]}"; do
             read -ra words <<<"$suite"
             JMH_ARGS=("${words[@]}" "${DEFAULT_SUITE[@]:2}")
-            RUN_SUFFIX=-${words[0],,}
-            RUN_SUFFIX=${RUN_SUFFIX%benchmark}
+            if [[ -n $first ]]; then  # a folder of its own while it runs, merged into the first after
+                RUN_SUFFIX=-${words[0],,}
+                RUN_SUFFIX=${RUN_SUFFIX%benchmark}
+            fi
             run_suite "$source" "$ranks" "$provider" "$profile"
+            if [[ -z $first ]]; then
+                first=$LAST_RUN_DIR
+            else
+                merge_run "$first" "$LAST_RUN_DIR" "$source" "${RUN_SUFFIX#-}"
+            fi
         done
+        RUN_SUFFIX=""
+        if [[ -z $source || $CLUSTER_RANK == 0 ]]; then
+            report_run "$first" || die 1 "the report failed for $(rel "$first")"
+        fi
     fi
+}
+
+# merge_run INTO FROM SOURCE TAG: the next suite of one command joins the first one's run folder:
+# rank 0's results are appended (Java), every other file moves over under its own name, or with
+# -TAG where the name is taken (launcher.json, rank0.log). Under a cluster launcher only rank 0
+# merges, after its ranks ended; the other ranks' logs stay in FROM.
+merge_run() {
+    local into=$1 from=$2 source=$3 tag=$4 f dir base
+    [[ -n $source && $CLUSTER_RANK != 0 ]] && return 0
+    "$JAVA" -cp "$JAR" io.efabench.launch.Launch merge "$into/jmh.json" "$from/jmh.json" \
+        || die 1 "could not merge $(rel "$from") into $(rel "$into"); both are kept"
+    for f in "$from"/*/*; do
+        [[ -f $f ]] || continue
+        dir=${f%/*}
+        dir=${dir##*/}
+        base=${f##*/}
+        mkdir -p "$into/$dir"
+        [[ -e $into/$dir/$base ]] && base=${base%.*}-$tag.${base##*.}
+        mv -f -- "$f" "$into/$dir/$base"
+    done
+    [[ -n $source ]] || rm -rf -- "$from"
+    point_latest "$into" "${into##*/}"
+    note "$(rel "$from")'s results joined $(rel "$into")"
 }
 
 # One JMH run of JMH_ARGS on the local ranks or the cluster's; exits non-zero when it fails.

@@ -34,6 +34,8 @@ import io.efabench.report.Provenance;
  *   <li>{@code hostconfigs JMH_ARGS...}: asked where no GPU is visible. Nothing when the user named
  *       configs or no selected benchmark has a device config; else two lines, the host configs
  *       to run ({@code -p config=} value) and the device configs skipped.</li>
+ *   <li>{@code merge INTO_JSON FROM_JSON}: appends FROM's JMH results to INTO's, for the suites
+ *       of one command that end in one run folder.</li>
  * </ul>
  */
 public final class Launch {
@@ -64,10 +66,40 @@ public final class Launch {
                     System.out.println(String.join(",", h.skipped()));
                 }
             }
+            case "merge" -> {
+                if (args.length != 3) {
+                    throw new IllegalArgumentException("usage: Launch merge INTO_JSON FROM_JSON");
+                }
+                mergeResults(Path.of(args[1]), Path.of(args[2]));
+            }
             default -> throw new IllegalArgumentException("unknown command '" + args[0]
-                    + "' (rank, provenance, forks, check, hostconfigs)");
+                    + "' (rank, provenance, forks, check, hostconfigs, merge)");
         }
         return 0;
+    }
+
+    /**
+     * Appends the JMH results in {@code from} to those in {@code into} (JSON arrays; a missing or
+     * empty file holds none): the suites of one command, run one after the other, end in one run
+     * folder. Written to a temporary file and moved over {@code into}, so a failure leaves it whole.
+     */
+    static void mergeResults(Path into, Path from) {
+        try {
+            com.google.gson.JsonArray all = readResults(into);
+            all.addAll(readResults(from));
+            Path tmp = into.resolveSibling(into.getFileName() + ".merging");
+            Files.writeString(tmp, new com.google.gson.GsonBuilder().setPrettyPrinting().create().toJson(all) + "\n");
+            Files.move(tmp, into, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException | com.google.gson.JsonParseException | IllegalStateException e) {
+            throw new IllegalArgumentException("cannot merge " + from + " into " + into + ": " + e.getMessage());
+        }
+    }
+
+    private static com.google.gson.JsonArray readResults(Path json) throws IOException {
+        if (!Files.exists(json) || Files.size(json) == 0) {
+            return new com.google.gson.JsonArray();
+        }
+        return com.google.gson.JsonParser.parseString(Files.readString(json)).getAsJsonArray();
     }
 
     /**
