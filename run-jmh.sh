@@ -408,8 +408,23 @@ check_jmh_args() {
     done
     # Java answers: does every -p config=... name a config of the benchmarks it applies to?
     if jar_has_class io.efabench.launch.Launch; then
-        why=$("$JAVA" -cp "$JAR" io.efabench.launch.Launch check "${JMH_ARGS[@]}" 2>&1) || die 2 "${why#run-jmh: }"
+        launch_ask check "${JMH_ARGS[@]}" >/dev/null || exit 2
     fi
+}
+
+# launch_ask COMMAND ARGS...: Launch's answer on stdout. On a refusal, its one line (without the
+# JVM's own notes on stderr, e.g. "Picked up JAVA_TOOL_OPTIONS: ...", which clusters often set)
+# and status 2.
+launch_ask() {
+    local err rc why
+    err=$(mktemp "${TMPDIR:-/tmp}/efabench-launch.XXXXXX") || die 1 "cannot create a temporary file"
+    "$JAVA" -cp "$JAR" io.efabench.launch.Launch "$@" 2>"$err"
+    rc=$?
+    why=$(grep -v '^Picked up ' "$err" | tail -n 1)
+    rm -f -- "$err"
+    ((rc == 0)) && return 0
+    warn "${why#run-jmh: }"
+    return 2
 }
 
 jmh_fixed_args() {  # jmh_fixed_args RESULT_FILE -> FIXED_ARGS
@@ -918,7 +933,7 @@ run_suite() {
 skip_device_configs() {
     local out lines
     jar_has_class io.efabench.launch.Launch || return 0
-    out=$("$JAVA" -cp "$JAR" io.efabench.launch.Launch hostconfigs "${JMH_ARGS[@]}" 2>&1) || die 2 "${out#run-jmh: }"
+    out=$(launch_ask hostconfigs "${JMH_ARGS[@]}") || exit 2
     [[ -n $out ]] || return 0
     mapfile -t lines <<<"$out"
     note "no GPU visible here: skipping the device configs (${lines[1]//,/, }); running -p config=${lines[0]}"
