@@ -39,6 +39,11 @@ PROVIDER_NAME='^[A-Za-z0-9_;+.-]+$'  # libfabric names, layered ones like tcp;of
 # JMH copies the rank JVM's own flags to the benchmark JVMs it forks.
 # Several ranks on one host run JMH at once: its single-instance lock (/tmp/jmh.lock) must not apply.
 RANK_JVM_FLAGS=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Djmh.ignoreLock=true)
+# JMH runs each trial on new threads, and glibc gives a new thread a new malloc arena (up to 8 per
+# CPU): under -f 0, what libfabric frees at one trial's teardown stays in an arena the next trial
+# does not use, and rank 0's RSS grew ~55 MB per trial (docs/PERFORMANCE.md). Two arenas keep it
+# flat. An environment variable, since glibc fixes the limit at the JVM's first threads.
+export MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 BUILD_DIR=${EFABENCH_BUILD_DIR:-$ROOT/target}

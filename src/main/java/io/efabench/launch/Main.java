@@ -62,6 +62,11 @@ public final class Main {
             return;
         }
         CallBoard.watchFromHere(timeout());
+        if (options.getForkCount().orElse(-1) == 0 && System.getenv("MALLOC_ARENA_MAX") == null) {
+            System.err.println("# efabench: -f 0 runs every trial in this JVM, and glibc keeps what a trial frees in"
+                    + " malloc arenas the next one does not use (RSS grows by tens of MB per trial): set"
+                    + " MALLOC_ARENA_MAX=2, as run-jmh.sh does");
+        }
         FinishedTrials finished = new FinishedTrials(jmhOutput(options));
         try {
             new Runner(options, finished).run();

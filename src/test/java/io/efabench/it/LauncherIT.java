@@ -163,6 +163,37 @@ class LauncherIT {
     }
 
     /** LauncherProbeBenchmark is this test's helper: users' listings (and regex runs) leave it out; naming it still works. */
+    /**
+     * Issue 22: with -f 0 every trial runs in rank 0's JVM; glibc gave each trial's new threads
+     * a new malloc arena, and the RSS grew by what a trial allocates natively per trial (~55-90
+     * MB here). Eight trials of two footprints (window 32 and 64): the last may not need much
+     * more than the first of the larger footprint.
+     */
+    @Test
+    void underForkZeroTheRssDoesNotGrowPerTrial() throws Exception {
+        long[] peak = new long[9];
+        Run r = launch(Map.of(), (out, ranks) -> {
+            int trial = (int) out.lines().filter(l -> l.matches("\\[\\d/8\\] .*")).count();
+            for (ProcessHandle h : ranks) {
+                try {
+                    String env = Files.readString(Path.of("/proc/" + h.pid() + "/environ"));
+                    if (trial > 0 && ("\0" + env).contains("\0RANK=0\0")) {
+                        String status = Files.readString(Path.of("/proc/" + h.pid() + "/status"));
+                        long kb = Long.parseLong(status.replaceAll("(?s).*VmRSS:\\s+(\\d+) kB.*", "$1"));
+                        peak[trial] = Math.max(peak[trial], kb);
+                    }
+                } catch (IOException | RuntimeException gone) {
+                    // the rank ended between the listing and the read
+                }
+            }
+        }, "WriteBenchmark", "-p", "config=SinglePin", "-p", "size=1M", "-p", "completion=local,remote",
+                "-p", "inject=true,false", "-p", "window=32,64", "-f", "0", "-wi", "0", "-i", "1", "-r", "500ms");
+        assertEquals(0, r.code, r.out);
+        assertTrue(peak[2] > 0 && peak[8] > 0, java.util.Arrays.toString(peak) + "\n" + r.out);
+        System.out.println("rank 0 peak RSS per trial (kB): " + java.util.Arrays.toString(peak));
+        assertTrue(peak[8] - peak[2] < 50_000, "rank 0's peak RSS per trial (kB) grew: " + java.util.Arrays.toString(peak));
+    }
+
     @Test
     void theTestHelperIsNotListedToUsers() throws Exception {
         Run r = launch(Map.of(), "-l");
