@@ -72,8 +72,24 @@ public final class Main {
             new Runner(options, finished).run();
         } catch (RunnerException e) {
             finished.writeTo(options);
-            throw e;
+            System.err.println(describe(e));
+            System.exit(1);
         }
+    }
+
+    /**
+     * JMH's exception as lines without stack frames: JMH already printed the failed trial's own
+     * exception where it happened, and a trace of JMH's runner and this class says nothing more.
+     */
+    static String describe(Throwable e) {
+        StringBuilder b = new StringBuilder("ERROR: ").append(e);
+        for (Throwable c = e.getCause(); c != null; c = c.getCause()) {
+            b.append("\n  caused by ").append(c);
+            for (Throwable s : c.getSuppressed()) {
+                b.append("\n    ").append(s);
+            }
+        }
+        return b.toString();
     }
 
     private static Duration timeout() {
