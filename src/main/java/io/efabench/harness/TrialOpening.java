@@ -40,11 +40,33 @@ final class TrialOpening {
             if (!hmem) {
                 throw e;
             }
-            String provider = System.getenv("FI_PROVIDER");
-            throw new BenchmarkSetupException(config + " moves GPU memory, but provider "
-                    + (provider == null || provider.isBlank() ? "(any)" : provider)
-                    + " offers no FI_HMEM (device memory) with FI_EP_RDM and FI_MSG|FI_RMA here; needs a libfabric built"
-                    + " with CUDA and a provider with FI_HMEM (efa, shm; see docs/DESIGN.md) (" + e.getMessage() + ")");
+            throw new BenchmarkSetupException(noHmem(config, System.getenv("FI_PROVIDER"), e.getMessage(), cudartLoads()));
+        }
+    }
+
+    /**
+     * Why FI_HMEM is missing, in one line. libfabric's CUDA support dlopens the CUDA runtime by its
+     * unversioned name, {@code libcudart.so} (src/hmem_cuda.c, cuda_hmem_dl_init), which only a
+     * CUDA toolkit (or a -dev package) provides: without it a libfabric built with CUDA offers no
+     * FI_HMEM either, and blaming the build would send the user the wrong way.
+     */
+    static String noHmem(String config, String provider, String error, boolean cudartLoads) {
+        String which = provider == null || provider.isBlank() ? "(any)" : provider;
+        String cause = cudartLoads
+                ? "needs a libfabric built with CUDA and a provider with FI_HMEM (efa, shm; see docs/DESIGN.md)"
+                : "libfabric loads the CUDA runtime as libcudart.so (unversioned), and no libcudart.so is on the loader"
+                        + " path: add the CUDA toolkit's lib64 to LD_LIBRARY_PATH (a libfabric without CUDA says the same)";
+        return config + " moves GPU memory, but provider " + which + " offers no FI_HMEM (device memory) with FI_EP_RDM"
+                + " and FI_MSG|FI_RMA here; " + cause + " (" + error + ")";
+    }
+
+    /** Whether the dynamic loader finds {@code libcudart.so} by that name, as libfabric asks for it. */
+    static boolean cudartLoads() {
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.SymbolLookup.libraryLookup("libcudart.so", arena);
+            return true;
+        } catch (IllegalArgumentException notFound) {
+            return false;
         }
     }
 

@@ -12,25 +12,57 @@ import io.efabench.harness.FabricTrial;
  * Small receive buffers kept posted on one channel: they take the leader's acks and, on
  * providers whose mode has FI_RX_CQ_DATA, the receive that a write with immediate data
  * consumes at the target. Slot i uses op context {@code base + i}; a reaped slot is reposted
- * at once.
+ * at once, or, where the provider refuses it for now (-FI_EAGAIN: its receive queue is full
+ * until it progresses), at the next {@link #retryPending} after a CQ read: a repost runs inside
+ * completion handling, where spinning cannot progress the CQ (efa frees receive resources only
+ * in its progress).
  */
 public final class ControlSlots {
     public static final int SLOT_BYTES = 64;
     public static final int ACK = 3;
+    private static final long REFUSED_FOR_NANOS = 10_000_000_000L;
 
-    private final Channel channel;
+    /** Posts one receive into the slots' buffer: 0, or -FI_EAGAIN (Channel.tryRecv on the slots' region). */
+    interface ReceivePoster {
+        int tryRecv(long offset, long length, int ctx);
+    }
+
     private final MemoryRegion mr;
     private final MemorySegment buf;
+    private final ReceivePoster poster;
     private final int base;
     private final int count;
+    /** Slots whose repost the provider refused, to retry after the next CQ read. */
+    private final int[] pending;
+    private int npending;
+    private long refusedSince;
 
     public ControlSlots(FabricTrial trial, int channelIndex, int base, int count) {
-        this.channel = trial.channels[channelIndex];
-        this.buf = trial.allocate((long) (count + 1) * SLOT_BYTES);
-        this.mr = channel.register(buf);
+        this(trial.allocate((long) (count + 1) * SLOT_BYTES), trial, trial.channels[channelIndex], base, count);
+    }
+
+    private ControlSlots(MemorySegment buf, FabricTrial trial, Channel channel, int base, int count) {
+        this(buf, registered(trial, channel, buf), channel, base, count);
+    }
+
+    private ControlSlots(MemorySegment buf, MemoryRegion mr, Channel channel, int base, int count) {
+        this(buf, mr, (off, len, ctx) -> channel.tryRecv(mr, off, len, ctx), base, count);
+    }
+
+    private static MemoryRegion registered(FabricTrial trial, Channel channel, MemorySegment buf) {
+        MemoryRegion mr = channel.register(buf);
         trial.own(mr);
+        return mr;
+    }
+
+    /** Slots over {@code buf} posted through {@code poster} (tests fake the provider with it). */
+    ControlSlots(MemorySegment buf, MemoryRegion mr, ReceivePoster poster, int base, int count) {
+        this.buf = buf;
+        this.mr = mr;
+        this.poster = poster;
         this.base = base;
         this.count = count;
+        this.pending = new int[count];
         for (int i = 0; i < count; i++) {
             post(i);
         }
@@ -57,18 +89,36 @@ public final class ControlSlots {
         post(ctx - base);
     }
 
-    private void post(int slot) {
-        // -FI_EAGAIN only while the provider's receive queue is momentarily full; this runs
-        // inside completion handling, so it cannot progress the CQ itself: bounded spin.
-        long giveUp = 0;
-        while (channel.tryRecv(mr, (long) slot * SLOT_BYTES, SLOT_BYTES, base + slot) != 0) {
-            long now = System.nanoTime();
-            if (giveUp == 0) {
-                giveUp = now + 10_000_000_000L;
-            } else if (now - giveUp > 0) {
-                throw new BenchmarkSetupException("the provider kept refusing a receive (-FI_EAGAIN) for 10 s");
+    /** Reposts the slots the provider refused earlier; call after each CQ read (it progressed). */
+    public void retryPending() {
+        if (npending == 0) {
+            return;
+        }
+        int left = 0;
+        for (int i = 0; i < npending; i++) {
+            int slot = pending[i];
+            if (poster.tryRecv((long) slot * SLOT_BYTES, SLOT_BYTES, base + slot) != 0) {
+                pending[left++] = slot;
             }
-            Thread.onSpinWait();
+        }
+        npending = left;
+        if (left > 0 && System.nanoTime() - refusedSince > REFUSED_FOR_NANOS) {
+            throw new BenchmarkSetupException("the provider kept refusing a receive (-FI_EAGAIN) for 10 s while"
+                    + " its completion queue was read");
+        }
+    }
+
+    /** Slots waiting for a repost the provider refused. */
+    int pendingReposts() {
+        return npending;
+    }
+
+    private void post(int slot) {
+        if (poster.tryRecv((long) slot * SLOT_BYTES, SLOT_BYTES, base + slot) != 0) {
+            if (npending == 0) {
+                refusedSince = System.nanoTime();
+            }
+            pending[npending++] = slot;
         }
     }
 

@@ -199,6 +199,9 @@ public final class WriteEngine {
                 comp.select(i);
                 handle(c);
             }
+            if (slots[c] != null) {
+                slots[c].retryPending(); // a repost the provider refused, now that it progressed
+            }
             any |= n > 0;
         }
         return any;
