@@ -502,18 +502,28 @@ kill_ranks() {  # kill_ranks SIGNAL: every rank's process group (its JMH forks i
     done
 }
 
-stop_ranks() {  # TERM, a few seconds to exit, then KILL
-    local i pid alive
+stop_ranks() {  # TERM, a few seconds to exit, then KILL; returns once no process of the ranks is left
+    local i
     kill_ranks TERM
+    kill_ranks CONT  # a stopped process (SIGSTOP, a debugger) acts on TERM only once continued
     for i in {1..20}; do
-        alive=0
-        for pid in "${RANK_PIDS[@]}"; do
-            [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && alive=1
-        done
-        ((alive)) || return 0
+        ranks_alive || return 0
         sleep 0.25
     done
     kill_ranks KILL
+    # A JVM dies a moment after its wrapper: the shm sweep after the ranks must not find it alive.
+    for i in {1..40}; do
+        ranks_alive || return 0
+        sleep 0.25
+    done
+}
+
+ranks_alive() {  # true while any process is left in a rank's process group (JMH's forks included)
+    local pid
+    for pid in "${RANK_PIDS[@]}"; do
+        [[ -n $pid ]] && kill -0 -- "-$pid" 2>/dev/null && return 0
+    done
+    return 1
 }
 
 on_signal() {

@@ -52,6 +52,7 @@ public final class CallBoard {
      * nothing (forks then watch themselves) where /dev/shm cannot hold it.
      */
     public static void watchFromHere(Duration timeout) {
+        removeDeadBoards(DIR);
         long pid = ProcessHandle.current().pid();
         Path file = fileOf(DIR, pid);
         MemorySegment memory;
@@ -62,6 +63,29 @@ public final class CallBoard {
             return;
         }
         watch(file, memory, pid, timeout);
+    }
+
+    /**
+     * Removes the boards under {@code dir} of processes that are gone (a JVM killed with SIGKILL
+     * runs no hook to remove its own); returns how many. Best effort.
+     */
+    static int removeDeadBoards(Path dir) {
+        int removed = 0;
+        try (java.nio.file.DirectoryStream<Path> boards = Files.newDirectoryStream(dir, PREFIX + "*")) {
+            for (Path f : boards) {
+                String pid = f.getFileName().toString().substring(PREFIX.length());
+                try {
+                    if (pid.matches("\\d{1,18}") && ProcessHandle.of(Long.parseLong(pid)).isEmpty() && Files.deleteIfExists(f)) {
+                        removed++;
+                    }
+                } catch (IOException anotherUsers) {
+                    // /dev/shm is sticky: another user's board stays
+                }
+            }
+        } catch (IOException | SecurityException e) {
+            // not ours to remove, or no /dev/shm
+        }
+        return removed;
     }
 
     private static void watch(Path file, MemorySegment memory, long pid, Duration timeout) {

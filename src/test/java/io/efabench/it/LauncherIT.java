@@ -194,6 +194,48 @@ class LauncherIT {
         assertTrue(peak[8] - peak[2] < 50_000, "rank 0's peak RSS per trial (kB) grew: " + java.util.Arrays.toString(peak));
     }
 
+    /**
+     * Issue 22: a rank stopped mid-run over shm. Rank 0 fails at its deadline (or its host's
+     * watchdog kills it inside the provider); the stopped rank ignores SIGTERM and dies of the
+     * launcher's SIGKILL after the grace period, a moment after its wrapper: the launcher waits
+     * for it before the shm sweep, so no region or call board of the run is left.
+     */
+    @Test
+    void aStoppedShmRankKilledAfterTheGraceLeavesNoShmFile() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(Path.of("/dev/shm")), "no /dev/shm");
+        long[] stopped = {0};
+        Run r = launch(Map.of("EFABENCH_TIMEOUT_S", "3", "EFABENCH_GRACE_S", "2"), (out, ranks) -> {
+            if (stopped[0] == 0 && out.contains("Iteration   2:")) {
+                for (ProcessHandle h : ranks) {
+                    try {
+                        String env = Files.readString(Path.of("/proc/" + h.pid() + "/environ"));
+                        boolean fork = h.parent().map(ranks::contains).orElse(false);
+                        if (fork && ("\0" + env).contains("\0RANK=1\0")
+                                && new ProcessBuilder("kill", "-STOP", Long.toString(h.pid())).start().waitFor() == 0) {
+                            stopped[0] = h.pid();
+                        }
+                    } catch (IOException | InterruptedException | RuntimeException gone) {
+                        // not there any more
+                    }
+                }
+            }
+        }, "--provider", "shm", "WriteBenchmark", "-p", "config=SinglePin", "-p", "size=64K", "-wi", "0", "-i", "60",
+                "-r", "500ms");
+        assertTrue(stopped[0] != 0, "rank 1's benchmark JVM was not stopped:\n" + r.out);
+        assertNotEquals(0, r.code, r.out);
+        assertTrue(r.out.contains("rank 1 failed: did not exit in time and was killed"), r.out);
+        for (ProcessHandle h : r.ranks) {
+            assertFalse(h.isAlive(), "rank JVM " + h.pid() + " outlived the launcher:\n" + r.out);
+            try (var left = Files.newDirectoryStream(Path.of("/dev/shm"), "*" + h.pid() + "*")) {
+                for (Path f : left) {
+                    String name = f.getFileName().toString();
+                    assertFalse(name.startsWith(h.pid() + ":") || name.equals("efabench-calls-" + h.pid()),
+                            f + " is left:\n" + r.out);
+                }
+            }
+        }
+    }
+
     @Test
     void theTestHelperIsNotListedToUsers() throws Exception {
         Run r = launch(Map.of(), "-l");
