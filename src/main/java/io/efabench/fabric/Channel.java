@@ -425,8 +425,8 @@ public final class Channel implements AutoCloseable {
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
             MemorySegment mrOps = fid_domain.mr(domain).reinterpret(fi_ops_mr.sizeof());
             int rc = fi_ops_mr.regattr.invoke(fi_ops_mr.regattr(mrOps), domain, attr, flags, out);
-            if (rc != 0 && source == Source.CUDA_DMABUF && dmaBufUnsupported(rc)) {
-                throw new DmaBufUnsupportedException("DMA-BUF registration not supported by " + where + ": "
+            if (source == Source.CUDA_DMABUF && dmaBufRefused(rc)) {
+                throw new DmaBufUnsupportedException("DMA-BUF registration refused by " + where + ": "
                         + op + " failed: " + Fi.strerror(rc) + " (" + rc + ")", rc);
             }
             Fi.check(op, rc);
@@ -450,13 +450,16 @@ public final class Channel implements AutoCloseable {
     }
 
     /**
-     * What providers return when they cannot do DMA-BUF at all: -FI_ENOSYS (util and shm: the
-     * CUDA iface is not initialised, libfabric built without CUDA), -FI_EOPNOTSUPP (efa:
-     * ibv_reg_dmabuf_mr unsupported by rdma-core or the kernel, errno ENOTSUP), -FI_EBADFLAGS
-     * (efa: FI_MR_DMABUF not among the flags it accepts at this API version).
+     * Any failure of a DMA-BUF registration falls back to registration by virtual address (the
+     * caller records the refusal in provenance): "no FI_HMEM" is refused before any native call
+     * ({@link #offersHmem}), and what else a provider returns is not a fixed set. util and shm
+     * return -FI_ENOSYS (CUDA iface not initialised: libfabric built without CUDA); efa returns
+     * -FI_EBADFLAGS below API 1.20 and otherwise the raw -errno of ibv_reg_dmabuf_mr
+     * (prov/efa/src/efa_mr.c:470-488 in 2.6: -EOPNOTSUPP without rdma-core or kernel support, and
+     * -EINVAL, -EFAULT, -ENOMEM ... where the kernel or the GPU driver refuses this buffer).
      */
-    private static boolean dmaBufUnsupported(int rc) {
-        return rc == -Fi.ENOSYS || rc == -Fi.EOPNOTSUPP || rc == -Fi.EBADFLAGS;
+    static boolean dmaBufRefused(int rc) {
+        return rc < 0;
     }
 
     /** FI_VERSION this channel's fabric was opened with ({@code fid_fabric.api_version}). */

@@ -33,6 +33,19 @@ class DmaBufRegistrationTest {
         return MemorySegment.ofAddress(FAKE_DEVICE_VA).reinterpret(LEN);
     }
 
+    /**
+     * efa-desk-check.md item 1: efa returns the raw -errno of ibv_reg_dmabuf_mr, so every refusal
+     * falls back to registration by VA, not only the three "unsupported" codes.
+     */
+    @Test
+    void everyDmaBufRefusalFallsBackToVa() {
+        for (int errno : new int[] {22, 14, 12, 1, 95}) { // EINVAL, EFAULT, ENOMEM, EPERM, EOPNOTSUPP
+            assertTrue(Channel.dmaBufRefused(-errno), "-" + errno);
+        }
+        assertTrue(Channel.dmaBufRefused(-Fi.ENOSYS) && Channel.dmaBufRefused(-Fi.EBADFLAGS));
+        assertTrue(!Channel.dmaBufRefused(0), "a registration that worked is no refusal");
+    }
+
     @Test
     void bindingsAreGeneratedFrom2xHeadersWithDmaBuf() {
         // Compile-time references are the point; the values pin the 2.6 ABI jextract produced.
@@ -105,7 +118,7 @@ class DmaBufRegistrationTest {
             // util's ofi_mr_regattr: the CUDA iface is not initialised in a build without CUDA.
             assertEquals(-LibFabric.FI_ENOSYS(), e.errno(), e.getMessage());
             assertEquals(1, e.getMessage().lines().count(), e.getMessage());
-            assertTrue(e.getMessage().startsWith("DMA-BUF registration not supported by shm shm: "
+            assertTrue(e.getMessage().startsWith("DMA-BUF registration refused by shm shm: "
                     + "fi_mr_regattr(CUDA memory via DMA-BUF, " + LEN + " bytes, device 0) on shm shm failed: "),
                     e.getMessage());
             // The VA path fails the same way but is no DMA-BUF matter: a plain FabricException.
