@@ -425,7 +425,7 @@ launch_ask() {
     err=$(mktemp "${TMPDIR:-/tmp}/efabench-launch.XXXXXX") || die 1 "cannot create a temporary file"
     "$JAVA" -cp "$JAR" io.efabench.launch.Launch "$@" 2>"$err"
     rc=$?
-    why=$(grep -v '^Picked up ' "$err" | tail -n 1)
+    ((rc == 0)) || why=$(grep -v '^Picked up ' "$err" | tail -n 1)
     rm -f -- "$err"
     ((rc == 0)) && return 0
     warn "${why#run-jmh: }"

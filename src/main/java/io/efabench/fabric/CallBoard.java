@@ -22,7 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * of this JVM cannot act either once anything asks for a safepoint. {@link StuckCallWatchdog}
  * reads the board and kills the JVM whose call did not return within the trial's deadline.
  *
- * <p>Where it lives: {@code efabench.launch.Main} (the jar's main class) makes one in
+ * <p>Where it lives: {@code io.efabench.launch.Main} (the jar's main class) makes one in
  * /dev/shm for its JVM and watches it from there, so a JMH fork reports into its parent's board
  * and the parent, a process with no stuck thread, kills it. Without such a parent (tests, {@code
  * -f 0} under another main) the board is private memory watched by a thread of this JVM: the
@@ -90,10 +90,7 @@ public final class CallBoard {
 
     private static void watch(Path file, MemorySegment memory, long pid, Duration timeout) {
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().name("efabench-call-board").unstarted(() -> {
-            long writer = (long) LONG.getAcquire(memory, CallBoardLayout.WRITER_PID_AT);
-            if (writer != 0 && writer != pid && !ProcessHandle.of(writer).map(ProcessHandle::isAlive).orElse(false)) {
-                ShmLeftovers.remove(DIR, writer); // a fork that died just before this JVM ends
-            }
+            StuckCallWatchdog.sweepGoneWriter(memory, pid); // a fork that died just before this JVM ends
             try {
                 Files.deleteIfExists(file);
             } catch (IOException ignored) {
@@ -173,8 +170,7 @@ public final class CallBoard {
                 MemorySegment s = memory.asSlice(CallBoardLayout.slotAt(free), CallBoardLayout.SLOT_SIZE);
                 s.fill((byte) 0);
                 byte[] name = provider.getBytes(StandardCharsets.US_ASCII);
-                s.asSlice(8, Math.min(name.length, CallBoardLayout.PROVIDER_BYTES - 1))
-                        .copyFrom(MemorySegment.ofArray(name).asSlice(0, Math.min(name.length, CallBoardLayout.PROVIDER_BYTES - 1)));
+                MemorySegment.copy(name, 0, s, ValueLayout.JAVA_BYTE, 8, Math.min(name.length, CallBoardLayout.PROVIDER_BYTES - 1));
                 return new Slot(this, free, s);
             }
         }

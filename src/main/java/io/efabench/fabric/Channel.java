@@ -532,7 +532,7 @@ public final class Channel implements AutoCloseable {
         sendMsg.set(ValueLayout.JAVA_LONG, MSG_ADDR, dest);
         sendMsg.set(ValueLayout.JAVA_LONG, MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
         sendMsg.set(ValueLayout.JAVA_LONG, MSG_DATA, data);
-        return posted(call(CallBoardLayout.SEND, sendFn, ep, sendMsg, flags(withData)), "fi_sendmsg", ctx);
+        return posted(call(CallBoardLayout.SEND, sendFn, ep, sendMsg, flags(withData)), CallBoardLayout.SEND, ctx);
     }
 
     /** Posts a receive of up to {@code len} bytes into {@code off} of {@code mr}, from any peer. */
@@ -543,7 +543,7 @@ public final class Channel implements AutoCloseable {
         recvIov.set(ValueLayout.JAVA_LONG, IOV_LEN, len);
         recvDesc.set(ValueLayout.JAVA_LONG, 0, mr.desc());
         recvMsg.set(ValueLayout.JAVA_LONG, MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
-        return posted(call(CallBoardLayout.RECV, recvFn, ep, recvMsg, Fi.COMPLETION), "fi_recvmsg", ctx);
+        return posted(call(CallBoardLayout.RECV, recvFn, ep, recvMsg, Fi.COMPLETION), CallBoardLayout.RECV, ctx);
     }
 
     /**
@@ -568,7 +568,7 @@ public final class Channel implements AutoCloseable {
         writeMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_ADDR, dest);
         writeMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
         writeMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_DATA, data);
-        return posted(call(CallBoardLayout.WRITE, writeFn, ep, writeMsg, flags(withData)), "fi_writemsg", ctx);
+        return posted(call(CallBoardLayout.WRITE, writeFn, ep, writeMsg, flags(withData)), CallBoardLayout.WRITE, ctx);
     }
 
     /**
@@ -594,7 +594,7 @@ public final class Channel implements AutoCloseable {
         } finally {
             calls.exit();
         }
-        return posted(rc, "fi_inject_writedata", -1);
+        return posted(rc, CallBoardLayout.INJECT_WRITE, -1);
     }
 
     /**
@@ -648,11 +648,11 @@ public final class Channel implements AutoCloseable {
         }
     }
 
-    private int posted(long rc, String op, int ctx) {
+    private int posted(long rc, int op, int ctx) {
         if (rc == 0 || rc == -Fi.EAGAIN) {
             return (int) rc;
         }
-        throw FabricException.of(op + " (ctx " + ctx + ") on " + nic.provider() + " " + nic.domainName(), rc);
+        throw FabricException.of(CallBoardLayout.OPS[op] + " (ctx " + ctx + ") on " + nic.provider() + " " + nic.domainName(), rc);
     }
 
     private void checkLocal(MemoryRegion mr, long off, long len) {

@@ -64,11 +64,21 @@ final class StuckCallWatchdog {
             if (stuck != null) {
                 actor.act(writer, stuck);
                 LONG.compareAndSet(board, CallBoardLayout.WRITER_PID_AT, writer, 0L);
-            } else if (writer != 0 && writer != self && !alive(writer)) {
-                // A fork that died (killed, crashed) without closing its endpoints.
-                ShmLeftovers.remove(CallBoard.DIR, writer);
-                LONG.compareAndSet(board, CallBoardLayout.WRITER_PID_AT, writer, 0L);
+            } else {
+                sweepGoneWriter(board, self);
             }
+        }
+    }
+
+    /**
+     * A fork that died (killed, crashed) without closing its endpoints: its shm regions are
+     * removed and the board forgets it. Nothing while the writer lives or is {@code self}.
+     */
+    static void sweepGoneWriter(MemorySegment board, long self) {
+        long pid = (long) LONG.getAcquire(board, CallBoardLayout.WRITER_PID_AT);
+        if (pid != 0 && pid != self && !alive(pid)) {
+            ShmLeftovers.remove(CallBoard.DIR, pid);
+            LONG.compareAndSet(board, CallBoardLayout.WRITER_PID_AT, pid, 0L);
         }
     }
 

@@ -37,22 +37,13 @@ public final class ControlSlots {
     private int npending;
     private long refusedSince;
 
-    public ControlSlots(FabricTrial trial, int channelIndex, int base, int count) {
-        this(trial.allocate((long) (count + 1) * SLOT_BYTES), trial, trial.channels[channelIndex], base, count);
-    }
-
-    private ControlSlots(MemorySegment buf, FabricTrial trial, Channel channel, int base, int count) {
-        this(buf, registered(trial, channel, buf), channel, base, count);
-    }
-
-    private ControlSlots(MemorySegment buf, MemoryRegion mr, Channel channel, int base, int count) {
-        this(buf, mr, (off, len, ctx) -> channel.tryRecv(mr, off, len, ctx), base, count);
-    }
-
-    private static MemoryRegion registered(FabricTrial trial, Channel channel, MemorySegment buf) {
+    /** Slots in a buffer of the trial, registered on channel {@code channelIndex}, all posted. */
+    public static ControlSlots open(FabricTrial trial, int channelIndex, int base, int count) {
+        Channel channel = trial.channels[channelIndex];
+        MemorySegment buf = trial.allocate((long) (count + 1) * SLOT_BYTES);
         MemoryRegion mr = channel.register(buf);
         trial.own(mr);
-        return mr;
+        return new ControlSlots(buf, mr, (off, len, ctx) -> channel.tryRecv(mr, off, len, ctx), base, count);
     }
 
     /** Slots over {@code buf} posted through {@code poster} (tests fake the provider with it). */

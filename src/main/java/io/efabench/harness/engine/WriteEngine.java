@@ -89,7 +89,7 @@ public final class WriteEngine {
                         + " (use a smaller window or fewer chunks)");
             }
             if ((acks && c == 0) || consumes) {
-                slots[c] = new ControlSlots(t, c, SLOT_BASE, SLOTS);
+                slots[c] = ControlSlots.open(t, c, SLOT_BASE, SLOTS);
             }
         }
     }
