@@ -113,7 +113,15 @@ public final class Channel implements AutoCloseable {
     private MemorySegment cq = MemorySegment.NULL;
     private MemorySegment av = MemorySegment.NULL;
     private MemorySegment ep = MemorySegment.NULL;
+    /** Bound to the endpoint where the provider accepts it (see {@link EventQueue}); else null. */
+    private EventQueue events;
+    private String eventQueueState = "not opened";
     private byte[] name;
+    // What the endpoint answered at open (EndpointOptions): read once, off the hot path.
+    private long injectRmaSize;
+    private long maxRmaAnswer = -1;
+    private String cudaApiPermitted = "not set (host memory channel)";
+    private Boolean writesEmulated;
 
     // Hot path: provider function pointers and preallocated structs owned by this channel.
     private MemorySegment sendFn;
@@ -229,6 +237,7 @@ public final class Channel implements AutoCloseable {
 
             Fi.check("fi_fabric" + where, LibFabric.fi_fabric(fi_info.fabric_attr(info), out, MemorySegment.NULL));
             fabric = out.get(ValueLayout.ADDRESS, 0).reinterpret(fid_fabric.sizeof());
+            events = EventQueue.open(fabric, where);
             // fi_fabric copies fabric_attr->api_version (what fi_getinfo was asked for) here;
             // providers gate version-dependent behaviour (FI_MR_DMABUF...) on this value.
             apiVersion = fid_fabric.api_version(fabric);
@@ -267,9 +276,38 @@ public final class Channel implements AutoCloseable {
 
             Fi.bind("fi_ep_bind(cq)" + where, ep, cq, Fi.TRANSMIT | Fi.RECV);
             Fi.bind("fi_ep_bind(av)" + where, ep, av, 0);
+            bindEventQueue();
+            if (nic.offersHmem()) {
+                // Before fi_enable, as aws-ofi-nccl: no CUDA call from the provider's progress while a kernel spins.
+                int rc = Fi.atLeast(apiVersion, EndpointOptions.CUDA_API_PERMITTED_VERSION)
+                        ? EndpointOptions.setBool(ep, EndpointOptions.CUDA_API_PERMITTED, false) : 0;
+                cudaApiPermitted = EndpointOptions.cudaApiPermittedOutcome(apiVersion, rc);
+            }
             Fi.enable("fi_enable" + where, ep);
             name = getname(arena, where);
+            injectRmaSize = EndpointOptions.injectRmaSize(
+                    EndpointOptions.size(ep, apiVersion, EndpointOptions.INJECT_RMA_SIZE), nic.injectSize());
+            maxRmaAnswer = EndpointOptions.size(ep, apiVersion, EndpointOptions.MAX_RMA_SIZE);
+            if (nic.provider().equals("efa")) {
+                // Local side only: efa-rdm also emulates toward a peer that lacks RDMA write (efa_rdm_ep.h:422-427).
+                writesEmulated = EndpointOptions.bool(ep, EndpointOptions.EFA_EMULATED_WRITE);
+            }
         }
+    }
+
+    /**
+     * Binds the event queue; a provider that refuses it (none known) keeps its endpoint without
+     * one, as before, and says so in {@link #eventQueueState()}.
+     */
+    private void bindEventQueue() {
+        int rc = Fi.bindReturning(ep, events.fid(), 0);
+        if (rc == 0) {
+            eventQueueState = "bound";
+            return;
+        }
+        eventQueueState = "refused by " + nic.provider() + ": " + Fi.strerror(rc) + " (" + rc + ")";
+        events.close();
+        events = null;
     }
 
     private byte[] getname(Arena arena, String where) {
@@ -475,10 +513,6 @@ public final class Channel implements AutoCloseable {
         }
     }
 
-    /** {@code FI_OPT_ENDPOINT} level and {@code FI_OPT_MAX_MSG_SIZE} (2.x enum position 12): jextract skips these anonymous enums. */
-    private static final int OPT_ENDPOINT = 0;
-    private static final int OPT_MAX_MSG_SIZE = 12;
-
     /**
      * Largest two-sided message this endpoint sends: {@code fi_getopt(FI_OPT_MAX_MSG_SIZE)} where
      * the provider answers it (efa and efa-direct in 2.x; efa-direct's is the device MTU, while
@@ -486,20 +520,49 @@ public final class Channel implements AutoCloseable {
      * {@code ep_attr->max_msg_size}. Only asked at API 2.0 or newer: the option does not exist before.
      */
     public long maxSendSize() {
-        if (Fi.atLeast(apiVersion, Fi.version(2, 0))) {
-            try (Arena arena = Arena.ofConfined()) {
-                MemorySegment value = arena.allocate(ValueLayout.JAVA_LONG);
-                MemorySegment len = arena.allocate(ValueLayout.JAVA_LONG);
-                len.set(ValueLayout.JAVA_LONG, 0, 8);
-                MemorySegment ops = fid_ep.ops(ep).reinterpret(fi_ops_ep.sizeof());
-                int rc = fi_ops_ep.getopt.invoke(fi_ops_ep.getopt(ops), ep, OPT_ENDPOINT, OPT_MAX_MSG_SIZE, value, len);
-                long v = value.get(ValueLayout.JAVA_LONG, 0);
-                if (rc == 0 && v != 0) {
-                    return v < 0 ? Long.MAX_VALUE : v;
-                }
-            }
+        long v = EndpointOptions.size(ep, apiVersion, EndpointOptions.MAX_MSG_SIZE);
+        return v > 0 ? v : nic.maxMsgSize();
+    }
+
+    /** Largest write carrying data to post in one operation: see {@link EndpointOptions#maxWrite}. */
+    public long maxWrite(long cap) {
+        return EndpointOptions.maxWrite(maxRmaAnswer, nic.maxMsgSize(), cap);
+    }
+
+    /** Largest write {@link #tryInjectWrite} takes: see {@link EndpointOptions#injectRmaSize}. */
+    public long injectRmaSize() {
+        return injectRmaSize;
+    }
+
+    /** What FI_OPT_CUDA_API_PERMITTED=false came to ({@link EndpointOptions#cudaApiPermittedOutcome}). */
+    public String cudaApiPermitted() {
+        return cudaApiPermitted;
+    }
+
+    /** efa: FI_OPT_EFA_EMULATED_WRITE, true when efa-rdm sends writes as messages; null elsewhere or unanswered. */
+    public Boolean writesEmulated() {
+        return writesEmulated;
+    }
+
+    /** "bound", or why this endpoint has no event queue. */
+    public String eventQueueState() {
+        return eventQueueState;
+    }
+
+    /**
+     * What the provider reported on this endpoint's event queue since the last call (see
+     * {@link EventQueue}): one text per error, empty when none. For failure paths only.
+     */
+    public List<String> providerErrors() {
+        return events != null ? events.drainErrors() : List.of();
+    }
+
+    /** Test hooks: writes an error entry into the event queue, as efa does on an internal error. */
+    public void reportProviderErrorForTest(int err, int provErrno) {
+        if (events == null) {
+            throw new IllegalStateException("no event queue: " + eventQueueState);
         }
-        return nic.maxMsgSize();
+        events.writeError(err, provErrno);
     }
 
     /** True when remote CQ data (write with immediate) consumes a posted receive (FI_RX_CQ_DATA). */
@@ -575,14 +638,14 @@ public final class Channel implements AutoCloseable {
      * {@code fi_inject_writedata}: an RMA write with immediate data that generates no local
      * completion; the source may be reused as soon as this returns 0 (what fi_rma_bw posts for
      * every write that fits the inject size). Host memory only, {@code len} at most
-     * {@link NicInfo#injectSize()}. Returns 0 or {@code -FI_EAGAIN}.
+     * {@link #injectRmaSize()}. Returns 0 or {@code -FI_EAGAIN}.
      */
     public int tryInjectWrite(MemoryRegion mr, long off, long len, long dest, RemoteRegion target, long targetOffset,
                               long data) {
         checkLocal(mr, off, len);
-        if (len > nic.injectSize() || targetOffset < 0 || len > target.length() - targetOffset) {
+        if (len > injectRmaSize || targetOffset < 0 || len > target.length() - targetOffset) {
             throw new IndexOutOfBoundsException("inject write of " + len + " bytes at offset " + targetOffset
-                    + ": inject size " + nic.injectSize() + ", remote region " + target.length() + " bytes");
+                    + ": inject size " + injectRmaSize + ", remote region " + target.length() + " bytes");
         }
         long rc;
         calls.enter(CallBoardLayout.INJECT_WRITE);
@@ -703,7 +766,7 @@ public final class Channel implements AutoCloseable {
         }
     }
 
-    /** Closes endpoint, AV, CQ, memory regions, domain and fabric, in that order. */
+    /** Closes endpoint, AV, CQ, event queue, memory regions, domain and fabric, in that order. */
     @Override
     public void close() {
         FabricException first = null;
@@ -714,6 +777,14 @@ public final class Channel implements AutoCloseable {
         av = MemorySegment.NULL;
         first = closeFid(cq, "cq", first);
         cq = MemorySegment.NULL;
+        if (events != null) {
+            try {
+                events.close();
+            } catch (FabricException e) {
+                first = first != null ? first : e;
+            }
+            events = null;
+        }
         for (MemoryRegion r : List.copyOf(regions)) {
             int rc = r.closeFid();
             if (rc != 0 && first == null) {

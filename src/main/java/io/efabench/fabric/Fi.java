@@ -159,9 +159,14 @@ final class Fi {
 
     /** {@code fi_ep_bind}/{@code fi_mr_bind}: {@code fid->ops->bind(fid, bfid, flags)}. */
     static void bind(String op, MemorySegment fidPtr, MemorySegment target, long flags) {
+        check(op, bindReturning(fidPtr, target, flags));
+    }
+
+    /** {@link #bind} returning the provider's code instead of throwing. */
+    static int bindReturning(MemorySegment fidPtr, MemorySegment target, long flags) {
         MemorySegment f = fidPtr.reinterpret(fid.sizeof());
         MemorySegment ops = fid.ops(f).reinterpret(fi_ops.sizeof());
-        check(op, fi_ops.bind.invoke(fi_ops.bind(ops), f, target, flags));
+        return fi_ops.bind.invoke(fi_ops.bind(ops), f, target, flags);
     }
 
     /** {@code fi_enable}/{@code fi_mr_enable}: {@code fid->ops->control(fid, FI_ENABLE, NULL)}. */

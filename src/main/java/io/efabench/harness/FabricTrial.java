@@ -110,11 +110,15 @@ public final class FabricTrial implements AutoCloseable {
                 channels[c] = resources.push(TrialResources.Tier.ENDPOINT, Channel.open(discovery, nicOf[c], 4096));
             }
             peer = TrialExchange.addresses(group, channels, timeout);
+            if (TestHooks.integer("EFABENCH_TEST_EQ_ERROR") == 1) {
+                channels[0].reportProviderErrorForTest(5 /* EIO */, 4102);
+            }
             nicCounters = rank == 0 ? TrialOpening.nicCounters(discovery.provider(), nicOf) : null;
         } catch (RuntimeException e) {
-            group.abort(e.getMessage() != null ? e.getMessage() : e.toString());
+            String errors = providerErrors(); // before the channels close
+            group.abort((e.getMessage() != null ? e.getMessage() : e.toString()) + errors);
             resources.closeAll();
-            throw e instanceof FabricException ? new BenchmarkSetupException(e.getMessage()) : e;
+            throw e instanceof FabricException || !errors.isEmpty() ? new BenchmarkSetupException(e.getMessage() + errors) : e;
         }
         if (rank != 0) {
             System.out.println("# efabench: rank " + rank + " of " + size + " is a FOLLOWER: its JMH scores only mirror"
@@ -161,9 +165,12 @@ public final class FabricTrial implements AutoCloseable {
         resources.push(TrialResources.Tier.WORKER, worker);
     }
 
-    /** Largest message the NIC behind {@code channel} takes in one operation. */
-    public long maxMessageSize(int channel) {
-        return nicOf[channel].maxMsgSize();
+    /**
+     * Largest write carrying data that {@code channel} posts in one operation: the endpoint's RMA
+     * limit and at most {@link io.efabench.harness.engine.OpPlan#MAX_WRITE} ({@link Channel#maxWrite}).
+     */
+    public long maxWrite(int channel) {
+        return channels[channel].maxWrite(io.efabench.harness.engine.OpPlan.MAX_WRITE);
     }
 
     /**
@@ -299,10 +306,29 @@ public final class FabricTrial implements AutoCloseable {
             }
             message += group.describeLosses(Duration.ofSeconds(1));
         }
+        message += providerErrors();
         group.abort(message);
         // Rank-group and fabric failures are one-line stories too: no stack trace wall.
-        return e instanceof RankException || e instanceof FabricException
+        return e instanceof RankException || e instanceof FabricException || !message.equals(e.getMessage())
                 ? new BenchmarkSetupException(message) : e;
+    }
+
+    /**
+     * What the providers wrote to the channels' event queues (efa's internal errors, see
+     * io.efabench.fabric.EventQueue), as "; provider error ..." per entry; empty when none. An
+     * operation that met such an error never completes, so it surfaces here, at the failure of
+     * the wait for it.
+     */
+    private String providerErrors() {
+        StringBuilder s = new StringBuilder();
+        if (channels != null) {
+            for (Channel c : channels) {
+                if (c != null) {
+                    c.providerErrors().forEach(line -> s.append("; ").append(line));
+                }
+            }
+        }
+        return s.toString();
     }
 
     public String benchmark() {

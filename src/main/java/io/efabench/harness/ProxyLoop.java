@@ -81,7 +81,7 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
         maxWrite = new long[nch];
         int[] contexts = new int[nch];
         for (int c = 0; c < nch; c++) {
-            maxWrite[c] = writeLimit(t.maxMessageSize(c));
+            maxWrite[c] = t.maxWrite(c);
             contexts[c] = WINDOW;
         }
         engine = new WriteEngine(t, contexts, true, new long[nch], 1, this);
@@ -109,11 +109,6 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     /** Null while the proxy runs fine; else why it stopped (one line). */
     String failure() {
         return failure;
-    }
-
-    /** The largest write the proxy posts on a NIC of {@code maxMessage}: that, and at most 1 GiB (EFA's segment). */
-    static long writeLimit(long maxMessage) {
-        return OpPlan.maxWrite(maxMessage);
     }
 
     /**

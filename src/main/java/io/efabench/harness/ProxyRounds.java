@@ -102,7 +102,7 @@ public final class ProxyRounds implements Rounds {
         int channelHint = layout == OpPlan.Layout.MULTI ? ProxyLoop.ALL_CHANNELS : 0;
         long[] maxWrite = new long[t.channels.length];
         for (int c = 0; c < maxWrite.length; c++) {
-            maxWrite[c] = ProxyLoop.writeLimit(t.maxMessageSize(c));
+            maxWrite[c] = t.maxWrite(c);
         }
         int planned = 0;
         for (int j = 0; j < nreq; j++) {

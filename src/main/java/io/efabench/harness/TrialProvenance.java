@@ -90,6 +90,7 @@ final class TrialProvenance {
             nics.add(m);
         }
         facts.put("nics", nics);
+        endpointFacts(t, facts);
         facts.put("channels", t.channels.length);
         facts.put("path", t.path.label());
         facts.put("path_applies", t.discovery.pathApplies());
@@ -101,5 +102,41 @@ final class TrialProvenance {
         facts.put("waits_yield", Deadline.yieldsWhenIdle());
         facts.put("rank_source", t.env.source());
         Provenance.record("fabric-" + t.trialTag, facts);
+    }
+
+    /**
+     * What rank 0's endpoints answered at open (efa-desk-check.md items 2-5), of channel 0 where
+     * all agree, else per channel; one line on stdout when efa emulates RDMA writes with messages.
+     */
+    private static void endpointFacts(FabricTrial t, Map<String, Object> facts) {
+        facts.put("event_queue", same(t, c -> c.eventQueueState()));
+        facts.put("inject_rma_bytes", same(t, c -> c.injectRmaSize()));
+        facts.put("max_write_bytes", same(t, c -> t.maxWrite(indexOf(t, c))));
+        if (t.memory == MemoryKind.DEVICE) {
+            facts.put("cuda_api_permitted", same(t, c -> c.cudaApiPermitted()));
+        }
+        if (t.discovery.provider().equals("efa")) {
+            Object emulated = same(t, c -> c.writesEmulated() == null ? "unknown (FI_OPT_EFA_EMULATED_WRITE not answered)"
+                    : c.writesEmulated() ? "emulated" : "rdma");
+            facts.put("rma_writes", emulated);
+            if (!"rdma".equals(emulated)) {
+                System.out.println("# efabench: efa " + (emulated.equals("emulated") ? "emulates RDMA writes with messages"
+                        : "does not say whether it emulates RDMA writes") + " on this node (FI_OPT_EFA_EMULATED_WRITE: "
+                        + emulated + "): Write, AllToAll and Proxy figures measure that, not device RDMA");
+            }
+        }
+    }
+
+    private static int indexOf(FabricTrial t, io.efabench.fabric.Channel c) {
+        return java.util.Arrays.asList(t.channels).indexOf(c);
+    }
+
+    /** The value all channels share, or a list of each channel's. */
+    private static Object same(FabricTrial t, java.util.function.Function<io.efabench.fabric.Channel, Object> f) {
+        List<Object> values = new ArrayList<>();
+        for (io.efabench.fabric.Channel c : t.channels) {
+            values.add(f.apply(c));
+        }
+        return values.stream().distinct().count() == 1 ? values.get(0) : values;
     }
 }

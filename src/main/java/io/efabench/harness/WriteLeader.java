@@ -43,7 +43,7 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
         lastOpTo = new int[t.size];
         for (int i = 0; i < n; i++) {
             int c = plan.channel[i];
-            injectOp[i] = inject && t.memory() == MemoryKind.HOST && plan.len[i] <= t.channels[c].nic().injectSize();
+            injectOp[i] = inject && t.memory() == MemoryKind.HOST && plan.len[i] <= t.channels[c].injectRmaSize();
             lastOpTo[plan.peer[i]] = i;
         }
         acked = new long[t.size];

@@ -271,4 +271,41 @@ class ChannelTest {
         MemoryRegion other = b.register(arena.allocate(128));
         assertThrows(IllegalArgumentException.class, () -> a.trySend(other, 0, 8, aToB, 0, false, 0));
     }
+
+    /**
+     * Every endpoint has an event queue bound, and what a provider writes there as efa does on an
+     * internal error (efa_base_ep_write_eq_error: fi_eq_write with UTIL_FLAG_ERROR) comes back as one
+     * line with the error and prov_errno, once. Without the queue efa-rdm calls abort().
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void providerErrorsOnTheEventQueueAreReadBackAsOneLine(String provider) {
+        open(provider);
+        assertEquals("bound", a.eventQueueState());
+        assertEquals(List.of(), a.providerErrors());
+        a.reportProviderErrorForTest(5, 4102);
+        List<String> errors = a.providerErrors();
+        assertEquals(1, errors.size(), errors.toString());
+        String line = errors.getFirst();
+        assertTrue(line.startsWith("provider error on " + provider), line);
+        assertTrue(line.endsWith("(event queue): " + Fi.strerror(5) + " (prov_errno 4102)"), line);
+        assertEquals(List.of(), a.providerErrors(), "read once");
+        assertEquals(List.of(), b.providerErrors(), "b's queue is its own");
+    }
+
+    /**
+     * Where the endpoint does not answer FI_OPT_INJECT_RMA_SIZE (API 1.x, or a provider without
+     * it), the inject limit is tx_attr->inject_size; the writes' limit is at most 1 GiB.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void injectAndWriteLimitsComeFromTheEndpoint(String provider) {
+        open(provider);
+        if (!Fi.atLeast(a.apiVersion(), EndpointOptions.SIZE_OPTIONS_VERSION)) {
+            assertEquals(a.nic().injectSize(), a.injectRmaSize());
+        }
+        assertTrue(a.injectRmaSize() >= 0 && a.injectRmaSize() <= a.nic().injectSize(), "" + a.injectRmaSize());
+        assertTrue(a.maxWrite(1L << 30) > 0 && a.maxWrite(1L << 30) <= 1L << 30);
+        assertEquals("not set (host memory channel)", a.cudaApiPermitted());
+    }
 }

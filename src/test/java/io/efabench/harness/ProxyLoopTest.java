@@ -26,12 +26,4 @@ class ProxyLoopTest {
         // 1000 bytes: stripes of 500 (cut at 100: 5 writes) and 500 (1 write).
         assertEquals(6, ProxyLoop.writesFor(1000, ProxyLoop.ALL_CHANNELS, small));
     }
-
-    @Test
-    void theWriteLimitIsTheNicsAndAtMostOneGib() {
-        assertEquals(4096, ProxyLoop.writeLimit(4096));
-        assertEquals(GIB, ProxyLoop.writeLimit(-1)); // SIZE_MAX read as a signed long
-        assertEquals(GIB, ProxyLoop.writeLimit(0));
-        assertEquals(GIB, ProxyLoop.writeLimit(8 * GIB));
-    }
 }

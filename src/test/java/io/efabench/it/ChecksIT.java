@@ -90,6 +90,25 @@ class ChecksIT {
     }
 
     /**
+     * A provider error written to rank 2's event queue (as efa writes its internal errors, instead of
+     * abort()) shows in rank 2's one-line failure when the write it waits for never comes.
+     */
+    @Test
+    void aProviderErrorOnTheEventQueueIsNamedInTheFailure() throws Exception {
+        Ranks r = Ranks.start(tmp, 3, "shm", write("SinglePin"), (rank, cmd, env) -> {
+            env.put("EFABENCH_TIMEOUT_S", "5");
+            if (rank == 0) {
+                env.put("EFABENCH_TEST_DROP_WRITE", "2");
+            }
+            if (rank == 2) {
+                env.put("EFABENCH_TEST_EQ_ERROR", "1");
+            }
+        });
+        assertAllFail(r, "rank 2: waiting for the writes of the checked round \\(round \\d+\\) with rank 0 did not"
+                + " complete within 5 s .*; provider error on shm \\S+ \\(event queue\\): Input/output error \\(prov_errno 4102\\)");
+    }
+
+    /**
      * The checked pass runs pipelined, as timed rounds do: a write misdirected to the next slot, or
      * an immediate delivered with only 64 bytes of its payload, only while another write of the
      * same rank is in flight, fails naming rank, peer, round and slot. With one write in flight at a

@@ -11,7 +11,7 @@ import io.efabench.harness.FabricTrial;
  * of a peer's block to rank {@code peer[i]} on channel {@code channel[i]}; ops of group g are
  * {@code groupStart[g]} until {@code groupStart[g + 1]} (Write runs groups one after another at
  * window 1: the seed's targets in turn). Every op is cut at its NIC's max message size and at
- * {@link #MAX_WRITE}. A plan is a layout, kept apart from the loops that post it, and travels as
+ * {@link #MAX_WRITE} ({@link FabricTrial#maxWrite}). A plan is a layout, kept apart from the loops that post it, and travels as
  * bytes: Write's targets adopt the leader's plan, so NICs that differ still expect exactly the
  * ops the leader posts.
  */
@@ -19,8 +19,9 @@ public final class OpPlan {
     public enum Layout { SINGLE, MULTI, ROUND_ROBIN }
 
     /**
-     * Writes carrying data are cut here at most: EFA splits larger RMA at
-     * FI_EFA_WRITE_SEGMENT_SIZE and delivers the immediate on every segment.
+     * Writes carrying data are cut here at most (and at the endpoint's RMA limit where lower):
+     * efa-rdm splits larger writes into segments of min(1 GiB, the device's max_rdma_size)
+     * (efa_env.c:35, a constant, no environment variable; efa_rdm_ope.c:1570).
      */
     public static final long MAX_WRITE = 1L << 30;
 
@@ -135,28 +136,22 @@ public final class OpPlan {
     static void addPeerOps(List<long[]> ops, FabricTrial t, Layout layout, int peer, long size) {
         int nch = t.channels.length;
         switch (layout) {
-            case SINGLE -> addChunks(ops, t.maxMessageSize(0), peer, 0, 0, size);
+            case SINGLE -> addChunks(ops, t.maxWrite(0), peer, 0, 0, size);
             case MULTI -> {
                 long stripe = size / nch;
                 for (int c = 0; c < nch; c++) {
                     long off = c * stripe;
-                    addChunks(ops, t.maxMessageSize(c), peer, c, off, c == nch - 1 ? size - off : stripe);
+                    addChunks(ops, t.maxWrite(c), peer, c, off, c == nch - 1 ? size - off : stripe);
                 }
             }
             case ROUND_ROBIN -> {
                 int c = (peer + t.rank) % nch;
-                addChunks(ops, t.maxMessageSize(c), peer, c, 0, size);
+                addChunks(ops, t.maxWrite(c), peer, c, 0, size);
             }
         }
     }
 
-    /** The largest write on a NIC whose max message size is {@code maxMessage}: that, or 1 GiB where larger or unreported. */
-    public static long maxWrite(long maxMessage) {
-        return maxMessage <= 0 || maxMessage > MAX_WRITE ? MAX_WRITE : maxMessage;
-    }
-
-    private static void addChunks(List<long[]> ops, long maxMessage, int peer, int channel, long off, long len) {
-        long max = maxWrite(maxMessage);
+    private static void addChunks(List<long[]> ops, long max, int peer, int channel, long off, long len) {
         for (long done = 0; done < len; ) {
             long n = Math.min(max, len - done);
             ops.add(new long[] {peer, channel, off + done, n});
