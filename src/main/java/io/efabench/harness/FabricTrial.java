@@ -62,6 +62,8 @@ public final class FabricTrial implements AutoCloseable {
     final String trialTag;
     private Duration iterationTime = Duration.ZERO;
     private long iteration;
+    /** This node's EC2 instance type, which confirms efa's link speeds (or not). */
+    final io.efabench.topology.InstanceType instance = io.efabench.topology.InstanceType.of(TrialOpening.sysfs());
     /** Rank 0 on efa/verbs with sysfs byte counters: nic_bytes_ratio per iteration; else null. */
     NicCounters nicCounters;
 
@@ -152,7 +154,7 @@ public final class FabricTrial implements AutoCloseable {
         for (int c : channelIndexes) {
             used.add(nicOf[c]);
         }
-        return TrialChecks.linkGbps(used, TrialChecks.linkOverrideGbps());
+        return TrialChecks.linkGbps(used, TrialChecks.linkOverrideGbps(), instance);
     }
 
     /** Closes {@code resource} with the trial (in reverse order of ownership). */

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Set;
 
 import io.efabench.fabric.NicInfo;
+import io.efabench.topology.InstanceType;
 
 /**
  * What a trial checks of its input and its environment before it trusts them, each a function
@@ -47,15 +48,15 @@ final class TrialChecks {
 
     /**
      * Sum over the distinct NICs of {@code nics} of {@code overrideGbps} (FABRIC_LINK_GBPS, per
-     * NIC, replacing what the provider reports) when positive, else of the reported speed where
-     * plausible ({@link NicInfo#plausibleLinkGbps()}); 0 (unknown: no busbw_pct) when any is not.
+     * NIC, replacing what the provider reports) when positive, else of the speed each reports where
+     * it counts ({@link #countedLinkGbps}); 0 (unknown: no busbw_pct) when any does not.
      */
-    static double linkGbps(List<NicInfo> nics, double overrideGbps) {
+    static double linkGbps(List<NicInfo> nics, double overrideGbps, InstanceType instance) {
         Set<String> seen = new LinkedHashSet<>();
         double sum = 0;
         for (NicInfo nic : nics) {
             if (seen.add(nic.domainName())) {
-                double g = overrideGbps > 0 ? overrideGbps : nic.plausibleLinkGbps();
+                double g = overrideGbps > 0 ? overrideGbps : countedLinkGbps(nic, instance);
                 if (g <= 0) {
                     return 0;
                 }
@@ -63,6 +64,44 @@ final class TrialChecks {
             }
         }
         return sum;
+    }
+
+    /**
+     * A NIC's reported speed where it counts for busbw_pct: where plausible ({@link
+     * NicInfo#plausibleLinkGbps()}), and for efa only where it matches the published rate of this
+     * instance type's EFA NICs ({@link InstanceType}); else 0.
+     */
+    static double countedLinkGbps(NicInfo nic, InstanceType instance) {
+        double g = nic.plausibleLinkGbps();
+        return unverifiedLink(nic, instance) == null ? g : 0;
+    }
+
+    /**
+     * Why {@code nic}'s reported speed is not trusted for busbw_pct, or null when it is: an
+     * implausible figure, or an efa speed that the instance type does not confirm.
+     */
+    static String unverifiedLink(NicInfo nic, InstanceType instance) {
+        double g = nic.plausibleLinkGbps();
+        if (g == 0) {
+            return "unknown (reported speed outside 1 Gbps..10 Tbps)";
+        }
+        if (!nic.provider().equals("efa")) {
+            return null;
+        }
+        double expected = instance.efaNicGbps();
+        if (expected == 0) {
+            return "unverified: efa reports " + fmt(g) + " Gbps and the rate of this " + instance
+                    + "'s EFA NICs is not known here; set FABRIC_LINK_GBPS to the NIC's rate for busbw_pct";
+        }
+        if (Math.abs(g - expected) > 0.5) {
+            return "unverified: efa reports " + fmt(g) + " Gbps but a " + instance + "'s EFA NICs run at " + fmt(expected)
+                    + " Gbps; set FABRIC_LINK_GBPS=" + fmt(expected) + " for busbw_pct";
+        }
+        return null;
+    }
+
+    private static String fmt(double g) {
+        return g == Math.rint(g) ? String.valueOf((long) g) : String.valueOf(g);
     }
 
     /** The one-line refusal of a {@code bytes} message on {@code nic} whose sends stop at {@code max}, else null. */

@@ -76,11 +76,15 @@ final class TrialOpening {
      * shm have no RDMA counters), so a test sees nic_bytes_ratio reach the results.
      */
     static NicCounters nicCounters(String provider, NicInfo[] nicOf) {
-        String counterRoot = System.getenv("EFABENCH_TEST_SYSFS_ROOT");
-        if (counterRoot == null && !NicPath.isNicProvider(provider)) {
+        if (System.getenv("EFABENCH_TEST_SYSFS_ROOT") == null && !NicPath.isNicProvider(provider)) {
             return null;
         }
-        return NicCounters.of(counterRoot != null ? new Sysfs(java.nio.file.Path.of(counterRoot)) : Sysfs.system(),
-                Arrays.stream(nicOf).map(NicInfo::domainName).distinct().toList()).orElse(null);
+        return NicCounters.of(sysfs(), Arrays.stream(nicOf).map(NicInfo::domainName).distinct().toList()).orElse(null);
+    }
+
+    /** /sys, or the fixture tree of the test hook EFABENCH_TEST_SYSFS_ROOT (counters, instance type). */
+    static Sysfs sysfs() {
+        String root = System.getenv("EFABENCH_TEST_SYSFS_ROOT");
+        return root != null ? new Sysfs(java.nio.file.Path.of(root)) : Sysfs.system();
     }
 }

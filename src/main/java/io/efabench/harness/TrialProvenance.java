@@ -76,13 +76,16 @@ final class TrialProvenance {
             facts.put("registration", registration);
         }
         List<Map<String, Object>> nics = new ArrayList<>();
+        java.util.Set<String> unverifiedLinks = new java.util.LinkedHashSet<>();
         for (NicInfo nic : t.discovery.nics()) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("name", nic.nicName());
             m.put("domain", nic.domainName());
             m.put("link_gbps", nic.linkSpeedBps() / 1e9);
-            if (nic.plausibleLinkGbps() == 0) {
-                m.put("link", "unknown (reported speed outside 1 Gbps..10 Tbps)");
+            String unverified = TrialChecks.unverifiedLink(nic, t.instance);
+            if (unverified != null) {
+                m.put("link", unverified);
+                unverifiedLinks.add(nic.domainName() + ": " + unverified);
             }
             if (nic.pci() != null) {
                 m.put("pci", nic.pci().toString());
@@ -90,6 +93,12 @@ final class TrialProvenance {
             nics.add(m);
         }
         facts.put("nics", nics);
+        facts.put("instance_type", t.instance.known() ? t.instance.name() : "unknown");
+        if (!unverifiedLinks.isEmpty() && TrialChecks.linkOverrideGbps() == 0 && t.discovery.provider().equals("efa")) {
+            System.out.println("# efabench: link speed " + unverifiedLinks.iterator().next()
+                    + (unverifiedLinks.size() > 1 ? " (and " + (unverifiedLinks.size() - 1) + " more NICs)" : "")
+                    + "; busbw_pct is left out");
+        }
         endpointFacts(t, facts);
         facts.put("channels", t.channels.length);
         facts.put("path", t.path.label());

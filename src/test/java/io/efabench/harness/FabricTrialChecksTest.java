@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.List;
 
 import io.efabench.fabric.NicInfo;
+import io.efabench.topology.InstanceType;
+import io.efabench.topology.Sysfs;
 import org.junit.jupiter.api.Test;
 
 class FabricTrialChecksTest {
@@ -22,11 +24,47 @@ class FabricTrialChecksTest {
         NicInfo good = nic("a", 100_000_000_000L, "efa");
         NicInfo zero = nic("b", 0, "efa");
         NicInfo huge = nic("c", 40_000_000_000_000L, "efa");
-        assertEquals(200, TrialChecks.linkGbps(List.of(good, nic("d", 100_000_000_000L, "efa")), 0));
-        assertEquals(100, TrialChecks.linkGbps(List.of(good, good), 0), "one NIC behind two channels counts once");
-        assertEquals(0, TrialChecks.linkGbps(List.of(good, zero), 0));
-        assertEquals(0, TrialChecks.linkGbps(List.of(huge), 0));
-        assertEquals(50, TrialChecks.linkGbps(List.of(huge, zero), 25), "FABRIC_LINK_GBPS: per NIC, replaces");
+        assertEquals(200, TrialChecks.linkGbps(List.of(good, nic("d", 100_000_000_000L, "efa")), 0, P5));
+        assertEquals(100, TrialChecks.linkGbps(List.of(good, good), 0, P5), "one NIC behind two channels counts once");
+        assertEquals(0, TrialChecks.linkGbps(List.of(good, zero), 0, P5));
+        assertEquals(0, TrialChecks.linkGbps(List.of(huge), 0, P5));
+        assertEquals(50, TrialChecks.linkGbps(List.of(huge, zero), 25, P5), "FABRIC_LINK_GBPS: per NIC, replaces");
+    }
+
+    private static final InstanceType P5 = new InstanceType("p5.48xlarge");
+    private static final InstanceType P5EN = new InstanceType("p5en.48xlarge");
+
+    /**
+     * efa's speed comes from the verbs port, and drivers have reported 100 Gbps on p5en's 200 Gbps
+     * NICs: an efa speed counts only where the instance type confirms it (or FABRIC_LINK_GBPS is set).
+     */
+    @Test
+    void anEfaLinkSpeedCountsOnlyWhereTheInstanceTypeConfirmsIt() {
+        NicInfo reports100 = nic("rdmap80s0", 100_000_000_000L, "efa");
+        assertEquals(100, TrialChecks.linkGbps(List.of(reports100), 0, P5));
+        assertNull(TrialChecks.unverifiedLink(reports100, P5));
+        assertEquals(0, TrialChecks.linkGbps(List.of(reports100), 0, P5EN), "p5en's NICs run at 200: busbw_pct left out");
+        assertEquals("unverified: efa reports 100 Gbps but a p5en.48xlarge's EFA NICs run at 200 Gbps; set"
+                + " FABRIC_LINK_GBPS=200 for busbw_pct", TrialChecks.unverifiedLink(reports100, P5EN));
+        assertEquals(200, TrialChecks.linkGbps(List.of(reports100), 200, P5EN), "FABRIC_LINK_GBPS decides");
+        assertEquals(200, TrialChecks.linkGbps(List.of(nic("rdmap81s0", 200_000_000_000L, "efa")), 0, P5EN));
+        assertEquals(0, TrialChecks.linkGbps(List.of(reports100), 0, InstanceType.UNKNOWN));
+        assertTrue(TrialChecks.unverifiedLink(reports100, InstanceType.UNKNOWN).contains("unknown instance type"));
+        NicInfo tcp = new NicInfo(0, "tcp", "127.0.0.0/8", "lo", "lo", 100_000_000_000L, 0, 0, 0, 4, 1L << 30, 32, null);
+        assertEquals(100, TrialChecks.linkGbps(List.of(tcp), 0, InstanceType.UNKNOWN), "other providers: as reported");
+    }
+
+    @Test
+    void theInstanceTypeIsReadFromTheDmiProductName(@org.junit.jupiter.api.io.TempDir java.nio.file.Path root)
+            throws java.io.IOException {
+        assertEquals(InstanceType.UNKNOWN, InstanceType.of(new Sysfs(root)));
+        java.nio.file.Path dmi = root.resolve("devices/virtual/dmi/id");
+        java.nio.file.Files.createDirectories(dmi);
+        java.nio.file.Files.writeString(dmi.resolve("product_name"), "p5en.48xlarge\n");
+        InstanceType t = InstanceType.of(new Sysfs(root));
+        assertEquals("p5en.48xlarge", t.name());
+        assertEquals(200, t.efaNicGbps());
+        assertEquals(0, new InstanceType("g6.xlarge").efaNicGbps());
     }
 
     @Test
