@@ -62,6 +62,7 @@ usage: ./run-jmh.sh [--ranks N] [--provider P] [--profile] [JMH args...]
        ./run-jmh.sh report DIR
        ./run-jmh.sh ranks DIR DIR... [--metric gbps]
        ./run-jmh.sh build
+       ./run-jmh.sh doctor [--no-run] [--json] [--libfabric DIR]
 
   --ranks N      local ranks to start (default $DEFAULT_RANKS; not allowed under srun/mpirun/torchrun)
   --provider P   libfabric provider (FI_PROVIDER), e.g. tcp, shm, efa (local default: tcp)
@@ -793,6 +794,60 @@ cmd_test() {
     exit "$rc"
 }
 
+# doctor: Java checks the node (io.efabench.launch.Doctor), this starts the 2-rank smoke runs
+# it names (Write and SendRecv at 1M, about 20 s) and Java reads their results. Exit 1 on any FAIL.
+cmd_doctor() {
+    local json=no run=yes lib="" state rc line k log
+    while (($#)); do
+        case $1 in
+        --json) json=yes ;;
+        --no-run) run=no ;;
+        --libfabric) (($# >= 2)) || die 2 "--libfabric needs a directory"; lib=$2; shift ;;
+        --libfabric=*) lib=${1#--libfabric=} ;;
+        *) die 2 "usage: ./run-jmh.sh doctor [--no-run] [--json] [--libfabric DIR]" ;;
+        esac
+        shift
+    done
+    # --json: stdout carries the one JSON object only; the launcher's own notes go to stderr.
+    if [[ $json == yes ]]; then exec 3>&1 1>&2; else exec 3>&1; fi
+    find_java
+    ensure_jar build
+    [[ -z $lib ]] || export LD_LIBRARY_PATH="$lib:$lib/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    preload_jsig
+    state=$(mktemp "${TMPDIR:-/tmp}/efabench-doctor.XXXXXX") || die 1 "cannot create a temporary file"
+    local quiet=() doctor=("$JAVA" "${RANK_JVM_FLAGS[@]}" -cp "$JAR" io.efabench.launch.Doctor)
+    [[ $json == yes ]] && quiet=(--quiet)
+    "${doctor[@]}" checks "$state" ${lib:+--libfabric "$lib"} "${quiet[@]}"
+    rc=$?
+    ((rc == 2)) && exit 2
+    local runs=()
+    if ((rc == 0)) && [[ $run == yes ]]; then
+        local smoke provider words
+        mapfile -t smoke < <("${doctor[@]}" smoke "$state")
+        provider=${smoke[0]:-tcp}
+        DEFER_REPORT=yes
+        for ((k = 1; k < ${#smoke[@]}; k++)); do
+            read -ra words <<<"${smoke[k]}"
+            log=$(mktemp "${TMPDIR:-/tmp}/efabench-doctor-run.XXXXXX")
+            [[ $json == yes ]] || note "doctor: smoke run $k of $((${#smoke[@]} - 1)): ${smoke[k]} over $provider (2 ranks)"
+            # A subshell: a failed run exits; its run folder comes back through the log's last line.
+            ( JMH_ARGS=("${words[@]}"); run_suite "" 2 "$provider" no; echo "doctor-run-dir $LAST_RUN_DIR" ) >"$log" 2>&1
+            line=$(grep '^doctor-run-dir ' "$log" | tail -n 1)
+            if [[ -n $line ]]; then
+                runs+=("${line#doctor-run-dir }")
+            else
+                runs+=("failed:${smoke[k]} (log: $log; $(grep -m1 -E 'efabench: |rank [0-9]+ failed' "$log" | cut -c1-300))")
+                continue
+            fi
+            rm -f -- "$log"
+        done
+    fi
+    "${doctor[@]}" finish "$state" $([[ $json == yes ]] && echo --json) "${runs[@]}" >&3
+    rc=$?
+    rm -f -- "$state"
+    exit "$rc"
+}
+
 cmd_report_class() {  # compare/report: the report CLI, no libfabric needed
     local sub=$1
     shift
@@ -815,6 +870,7 @@ main() {
         (($# == 1)) || die 2 "usage: ./run-jmh.sh report DIR"
         cmd_report_class all "$@"
         ;;
+    doctor) shift; cmd_doctor "$@" ;;
     build)
         shift
         (($# == 0)) || die 2 "usage: ./run-jmh.sh build"

@@ -79,21 +79,38 @@ public final class Discovery implements AutoCloseable {
                     ? "provider '" + providerOverride + "'" : "FI_PROVIDER=" + envProvider);
             return build(list, path);
         }
-        // Listing what is there: no path bits, or shm (local only) would be missing from the list.
-        MemorySegment any = getinfo(hmem, null, 0, "FI_PROVIDER unset");
-        Set<String> found = new LinkedHashSet<>();
-        boolean efa = false;
-        for (MemorySegment e = any; e.address() != 0; e = next(e)) {
-            String name = providerName(e);
-            efa |= name.equals("efa");
-            found.add(name.split(";")[0]);
-        }
-        LibFabric.fi_freeinfo(any);
-        if (!efa) {
+        Set<String> found = providers(hmem);
+        if (!found.contains("efa")) {
             throw new FabricException("no EFA provider found; set FI_PROVIDER to one of: "
                     + String.join(", ", found) + " (providers offering " + asked(hmem) + " here)");
         }
         return build(getinfo(hmem, "efa", path.caps("efa"), "provider 'efa'"), path);
+    }
+
+    /**
+     * The providers that offer what a run asks for ({@link #asked}), as fi_getinfo lists them
+     * (utility providers dropped: "tcp" for "tcp;ofi_rxm"); fails with one line when none does.
+     */
+    public static Set<String> providers(boolean hmem) {
+        Fi.requireLibrary();
+        // Listing what is there: no path bits, or shm (local only) would be missing from the list.
+        MemorySegment any = getinfo(hmem, null, 0, "FI_PROVIDER unset");
+        Set<String> found = new LinkedHashSet<>();
+        for (MemorySegment e = any; e.address() != 0; e = next(e)) {
+            found.add(providerName(e).split(";")[0]);
+        }
+        LibFabric.fi_freeinfo(any);
+        return found;
+    }
+
+    /** Null when libfabric.so.1 loads; else the one line saying it does not and what to do. */
+    public static String libraryError() {
+        try {
+            Fi.requireLibrary();
+            return null;
+        } catch (FabricException e) {
+            return e.getMessage();
+        }
     }
 
     private static String asked(boolean hmem) {

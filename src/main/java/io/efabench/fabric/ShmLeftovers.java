@@ -4,6 +4,8 @@ import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -13,7 +15,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * EBUSY ("Device or resource busy"). Before this process opens its first endpoint, any file
  * under its own pid is such a leftover: no other live process can hold that pid.
  */
-final class ShmLeftovers {
+public final class ShmLeftovers {
     private static final AtomicBoolean DONE = new AtomicBoolean();
 
     private ShmLeftovers() {
@@ -33,6 +35,28 @@ final class ShmLeftovers {
             Runtime.getRuntime().addShutdownHook(
                     Thread.ofPlatform().name("efabench-shm-leftovers").unstarted(() -> remove(Path.of("/dev/shm"), pid)));
         }
+    }
+
+    /**
+     * Files under {@code dir} that an efabench process left behind and whose process is gone:
+     * shm regions ({@code <pid>:<uid>:<endpoint>}) and call boards ({@code efabench-calls-<pid>}).
+     * Regions of other users' processes are listed too (their uid is in the name): the caller says whose.
+     */
+    public static List<Path> ofDeadProcesses(Path dir) {
+        List<Path> dead = new ArrayList<>();
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+            for (Path f : files) {
+                String n = f.getFileName().toString();
+                String pid = n.matches("\\d+:\\d+:\\d+") ? n.substring(0, n.indexOf(':'))
+                        : n.matches("efabench-calls-\\d+") ? n.substring("efabench-calls-".length()) : null;
+                if (pid != null && ProcessHandle.of(Long.parseLong(pid)).isEmpty()) {
+                    dead.add(f);
+                }
+            }
+        } catch (IOException | SecurityException | NumberFormatException e) {
+            // no /dev/shm, or not readable: nothing to report
+        }
+        return dead;
     }
 
     /** Removes the files of {@code pid} under {@code dir}; returns how many. Best effort. */

@@ -11,8 +11,9 @@ import io.efabench.topology.InstanceType;
  * What a trial checks of its input and its environment before it trusts them, each a function
  * of its arguments (and one environment variable) so a unit test can drive it: the channel count,
  * FABRIC_LINK_GBPS and the link speeds, a message too large for a NIC, the yield rule, libjsig.
+ * The doctor (io.efabench.launch.Doctor) asks the link question too.
  */
-final class TrialChecks {
+public final class TrialChecks {
     private TrialChecks() {}
 
     static int parseChannels(String p) {
@@ -30,7 +31,7 @@ final class TrialChecks {
         throw new BenchmarkSetupException("channels=" + p + ": must be 'auto' or a whole number from 1 to 64");
     }
 
-    static double linkOverrideGbps() {
+    public static double linkOverrideGbps() {
         String v = System.getenv("FABRIC_LINK_GBPS");
         if (v == null || v.isBlank()) {
             return 0;
@@ -80,7 +81,7 @@ final class TrialChecks {
      * Why {@code nic}'s reported speed is not trusted for busbw_pct, or null when it is: an
      * implausible figure, or an efa speed that the instance type does not confirm.
      */
-    static String unverifiedLink(NicInfo nic, InstanceType instance) {
+    public static String unverifiedLink(NicInfo nic, InstanceType instance) {
         double g = nic.plausibleLinkGbps();
         if (g == 0) {
             return "unknown (reported speed outside 1 Gbps..10 Tbps)";

@@ -29,7 +29,7 @@ public record PciAddress(int domain, int bus, int device, int function) {
     }
 
     /** True for a path component that names a PCI function, as in a sysfs device path. */
-    static boolean isAddress(String component) {
+    public static boolean isAddress(String component) {
         return TEXT.matcher(component).matches();
     }
 

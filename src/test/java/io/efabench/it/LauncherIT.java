@@ -102,6 +102,34 @@ class LauncherIT {
         assertFalse(json.contains("SingleDevice"), json);
     }
 
+    /**
+     * Issue 21: ./run-jmh.sh doctor checks the node and runs its two-rank smoke runs (Write and
+     * SendRecv) in under a minute here, passing; --json is one object a program reads; a
+     * libfabric directory that does not exist FAILs (exit 1) with the fix on its line.
+     */
+    @Test
+    void theDoctorPassesHereInUnderAMinuteAndFailsOnAMissingLibfabric() throws Exception {
+        long start = System.nanoTime();
+        Run r = launch(Map.of(), "doctor");
+        double seconds = (System.nanoTime() - start) / 1e9;
+        assertEquals(0, r.code, r.out);
+        assertTrue(seconds < 60, "doctor took " + seconds + " s:\n" + r.out);
+        assertFalse(r.out.contains("FAIL "), r.out);
+        assertTrue(r.out.matches("(?s).*PASS  smoke-write      WriteBenchmark SinglePin 1M over tcp: \\d+\\.\\d+ Gbps.*"), r.out);
+        assertTrue(r.out.matches("(?s).*PASS  smoke-sendrecv   SendRecvBenchmark SingleHost 1M over tcp: \\d+\\.\\d+ Gbps.*"), r.out);
+
+        Run json = launch(Map.of(), "doctor", "--no-run", "--json");
+        assertEquals(0, json.code, json.out);
+        var checks = com.google.gson.JsonParser.parseString(json.out).getAsJsonObject().getAsJsonArray("checks");
+        assertTrue(checks.size() >= 10, json.out);
+
+        Run missing = launch(Map.of(), "doctor", "--libfabric", "/no/such/dir");
+        assertEquals(1, missing.code, missing.out);
+        assertTrue(missing.out.lines().anyMatch(l -> l.startsWith("FAIL  libfabric        --libfabric /no/such/dir: no libfabric.so.1")
+                && l.contains("; fix: ")), missing.out);
+        assertFalse(missing.out.contains("smoke"), "no smoke run after a FAIL:\n" + missing.out);
+    }
+
     @Test
     void aFailedRankIsNamedWithItsOneLineReason() throws Exception {
         Run r = launch(Map.of(), "--ranks", "3", "LauncherProbe", "-p", "failRank=2");

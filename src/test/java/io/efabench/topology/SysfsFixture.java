@@ -15,7 +15,7 @@ import java.util.List;
  * 60:00.0...); the bridges above them (host bridge, root port, switch ports) are a faithful shape,
  * not copied numbers: that file flattens them into one virtual bridge per GPU.
  */
-final class SysfsFixture {
+public final class SysfsFixture {
     static final int[] GPU_BUS = {0x4f, 0x60, 0x70, 0x80, 0x90, 0xa0, 0xb0, 0xc0};
 
     final Path root;
@@ -30,16 +30,25 @@ final class SysfsFixture {
     }
 
     /** p5.48xlarge: 32 EFA NICs, 4 per GPU. */
-    static SysfsFixture p5(Path dir) {
-        return write(dir, 4);
+    public static SysfsFixture p5(Path dir) {
+        return write(dir, 4, "p5.48xlarge");
     }
 
     /** p5en.48xlarge: 16 EFA NICs, 2 per GPU. */
-    static SysfsFixture p5en(Path dir) {
-        return write(dir, 2);
+    public static SysfsFixture p5en(Path dir) {
+        return write(dir, 2, "p5en.48xlarge");
     }
 
-    private static SysfsFixture write(Path root, int nicsPerGpu) {
+    public Path root() {
+        return root;
+    }
+
+    /**
+     * Also written: vendor ids (NVIDIA 0x10de for GPUs, Amazon 0x1d0f for EFAs), each EFA under
+     * {@code class/infiniband/<name>/device} as the ibverbs device of that name, and the instance
+     * type as the DMI product name.
+     */
+    private static SysfsFixture write(Path root, int nicsPerGpu, String instanceType) {
         SysfsFixture f = new SysfsFixture(root);
         try {
             List<String> names = new ArrayList<>();
@@ -52,12 +61,16 @@ final class SysfsFixture {
                 PciAddress up = new PciAddress(0, GPU_BUS[g] - 2, 0, 0);
                 Path sw = root.resolve("devices").resolve(hostBridge).resolve(rootPort.toString()).resolve(up.toString());
                 PciAddress gpu = new PciAddress(0, GPU_BUS[g], 0, 0);
-                f.device(sw.resolve(new PciAddress(0, GPU_BUS[g] - 1, 0, 0).toString()), gpu, node, "0x030200");
+                f.device(sw.resolve(new PciAddress(0, GPU_BUS[g] - 1, 0, 0).toString()), gpu, node, "0x030200", "0x10de");
                 f.gpus.add(gpu);
                 for (int k = 1; k <= nicsPerGpu; k++) {
                     PciAddress nic = new PciAddress(0, GPU_BUS[g] + k, 0, 0);
-                    f.device(sw.resolve(new PciAddress(0, GPU_BUS[g] - 1, k, 0).toString()), nic, node, "0x020000");
+                    Path dir = f.device(sw.resolve(new PciAddress(0, GPU_BUS[g] - 1, k, 0).toString()), nic, node,
+                            "0x020000", "0x1d0f");
                     names.add("rdmap" + (GPU_BUS[g] + k) + "s0");
+                    Path ib = root.resolve("class/infiniband").resolve(names.getLast());
+                    Files.createDirectories(ib);
+                    Files.createSymbolicLink(ib.resolve("device"), ib.relativize(dir));
                     byName.add(nic);
                     gpuOf.add(g);
                 }
@@ -71,6 +84,9 @@ final class SysfsFixture {
                 f.nics.add(byName.get(i));
                 f.nicGpu.add(gpuOf.get(i));
             }
+            Path dmi = root.resolve("devices/virtual/dmi/id");
+            Files.createDirectories(dmi);
+            Files.writeString(dmi.resolve("product_name"), instanceType + "\n");
             f.node(0, "0-47,96-143");
             f.node(1, "48-95,144-191");
         } catch (IOException e) {
@@ -80,14 +96,16 @@ final class SysfsFixture {
     }
 
     /** The device directory under its bridge, and the bus/pci/devices symlink to it. */
-    private void device(Path bridge, PciAddress address, int node, String pciClass) throws IOException {
+    private Path device(Path bridge, PciAddress address, int node, String pciClass, String vendor) throws IOException {
         Path dir = bridge.resolve(address.toString());
         Files.createDirectories(dir);
         Files.writeString(dir.resolve("numa_node"), node + "\n");
         Files.writeString(dir.resolve("class"), pciClass + "\n");
+        Files.writeString(dir.resolve("vendor"), vendor + "\n");
         Path links = root.resolve("bus/pci/devices");
         Files.createDirectories(links);
         Files.createSymbolicLink(links.resolve(address.toString()), links.relativize(dir));
+        return dir;
     }
 
     private void node(int n, String cpulist) throws IOException {
