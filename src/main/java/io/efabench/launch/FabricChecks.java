@@ -106,9 +106,17 @@ final class FabricChecks {
                     : DoctorCheck.warn("device-memory", detail, "DMA-BUF needs libfabric >= 1.20, an NVIDIA open kernel"
                             + " module and rdma-core with ibv_reg_dmabuf_mr; registration by VA still works");
         } catch (RuntimeException e) {
-            return DoctorCheck.warn("device-memory", "device configs will stop: " + e.getMessage(),
-                    "a libfabric built with CUDA (../shared/gpu/build-libfabric-cuda.sh, or the EFA installer's)"
-                            + " whose provider offers FI_HMEM, and libcudart.so on the loader's path");
+            Set<String> hmem;
+            try {
+                hmem = Discovery.providers(true);
+            } catch (RuntimeException none) {
+                hmem = Set.of();
+            }
+            return DoctorCheck.warn("device-memory", "device configs will stop: " + e.getMessage(), hmem.isEmpty()
+                    ? "a libfabric built with CUDA (../shared/gpu/build-libfabric-cuda.sh, or the EFA installer's)"
+                            + " whose provider offers FI_HMEM, and libcudart.so on the loader's path"
+                    : String.join(", ", hmem) + " offer(s) FI_HMEM here: FI_PROVIDER=" + hmem.iterator().next()
+                            + " (./run-jmh.sh --provider " + hmem.iterator().next() + ")");
         }
     }
 
