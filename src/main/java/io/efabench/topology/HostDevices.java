@@ -24,14 +24,7 @@ public final class HostDevices {
     /** NVIDIA GPUs by PCI address. */
     public static List<PciDevice> gpus(Sysfs sysfs) {
         List<PciDevice> out = new ArrayList<>();
-        Path dir = sysfs.root().resolve("bus/pci/devices");
-        TreeMap<String, Path> sorted = new TreeMap<>();
-        try (DirectoryStream<Path> devices = Files.newDirectoryStream(dir)) {
-            devices.forEach(p -> sorted.put(p.getFileName().toString(), p));
-        } catch (IOException e) {
-            return out;
-        }
-        for (var e : sorted.entrySet()) {
+        for (var e : byName(sysfs.root().resolve("bus/pci/devices")).entrySet()) {
             if (!PciAddress.isAddress(e.getKey())) {
                 continue;
             }
@@ -47,17 +40,21 @@ public final class HostDevices {
     /** RDMA NICs of {@code class/infiniband}, by name. */
     public static List<RdmaNic> rdmaNics(Sysfs sysfs) {
         List<RdmaNic> out = new ArrayList<>();
-        Path dir = sysfs.root().resolve("class/infiniband");
-        TreeMap<String, Path> sorted = new TreeMap<>();
-        try (DirectoryStream<Path> nics = Files.newDirectoryStream(dir)) {
-            nics.forEach(p -> sorted.put(p.getFileName().toString(), p));
-        } catch (IOException e) {
-            return out;
-        }
-        for (var e : sorted.entrySet()) {
+        for (var e : byName(sysfs.root().resolve("class/infiniband")).entrySet()) {
             out.add(new RdmaNic(e.getKey(), pciOf(sysfs, e.getValue().resolve("device")).orElse(null)));
         }
         return out;
+    }
+
+    /** The entries of {@code dir} by name; empty when it is not there. */
+    private static TreeMap<String, Path> byName(Path dir) {
+        TreeMap<String, Path> sorted = new TreeMap<>();
+        try (DirectoryStream<Path> entries = Files.newDirectoryStream(dir)) {
+            entries.forEach(p -> sorted.put(p.getFileName().toString(), p));
+        } catch (IOException e) {
+            sorted.clear();
+        }
+        return sorted;
     }
 
     private static Optional<PciDevice> pciOf(Sysfs sysfs, Path deviceLink) {
