@@ -123,6 +123,15 @@ class LauncherIT {
         var checks = com.google.gson.JsonParser.parseString(json.out).getAsJsonObject().getAsJsonArray("checks");
         assertTrue(checks.size() >= 10, json.out);
 
+        // A p5's sysfs (EFABENCH_TEST_SYSFS_ROOT): the instance type and one GPU -> NICs -> NUMA row per GPU.
+        io.efabench.topology.SysfsFixture p5 = io.efabench.topology.SysfsFixture.p5(results.resolve("p5-sysfs"));
+        Run onP5 = launch(Map.of("EFABENCH_TEST_SYSFS_ROOT", p5.root().toString()), "doctor", "--no-run");
+        assertTrue(onP5.out.contains("PASS  node             p5.48xlarge"), onP5.out);
+        assertTrue(onP5.out.contains("PASS  placement        8 GPU(s), 32 RDMA NIC(s); one rank per GPU takes:\n"
+                + "      GPU 0 0000:4f:00.0 NUMA 0 -> rdmap80s0 0000:50:00.0, rdmap81s0 0000:51:00.0, rdmap82s0 0000:52:00.0,"
+                + " rdmap83s0 0000:53:00.0 [pcie-switch of GPU 0000:4f:00.0]\n"), onP5.out);
+        assertEquals(8, onP5.out.lines().filter(l -> l.startsWith("      GPU ")).count(), onP5.out);
+
         Run missing = launch(Map.of(), "doctor", "--libfabric", "/no/such/dir");
         assertEquals(1, missing.code, missing.out);
         assertTrue(missing.out.lines().anyMatch(l -> l.startsWith("FAIL  libfabric        --libfabric /no/such/dir: no libfabric.so.1")
