@@ -128,6 +128,32 @@ class DmaBufRegistrationTest {
         }
     }
 
+    /**
+     * efa-desk-check item 3: a channel discovered with FI_HMEM asks FI_OPT_CUDA_API_PERMITTED=false
+     * before fi_enable and records the answer. shm with CUDA refuses (-FI_EOPNOTSUPP, smr_ep.c:146:
+     * its CUDA path is CUDA IPC copies); a host channel asks nothing.
+     */
+    @Test
+    void aDeviceChannelAsksTheProviderNotToCallCuda() {
+        assumeTrue(cudaDriverPresent(), "no CUDA driver here: shm offers FI_HMEM only in a libfabric built with CUDA");
+        Discovery d;
+        try {
+            d = Discovery.discover(true, "shm");
+        } catch (FabricException e) {
+            assumeTrue(false, "shm with FI_HMEM is not available here: " + e.getMessage());
+            return;
+        }
+        try (d; Channel c = Channel.open(d, 0, 16)) {
+            String outcome = c.cudaApiPermitted();
+            if (Fi.atLeast(c.apiVersion(), EndpointOptions.CUDA_API_PERMITTED_VERSION)) {
+                assertEquals("true (the provider refused false: " + Fi.strerror(Fi.EOPNOTSUPP) + " (-" + Fi.EOPNOTSUPP + "))",
+                        outcome);
+            } else {
+                assertTrue(outcome.startsWith("not set (API "), outcome);
+            }
+        }
+    }
+
     @Test
     void deviceMemoryNeedsAnHmemDiscovery() {
         try (Discovery d = tcp(); Channel c = Channel.open(d, 0, 16)) {
