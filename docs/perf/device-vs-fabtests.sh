@@ -14,8 +14,10 @@
 # Usage: docs/perf/device-vs-fabtests.sh [target/benchmarks.jar] [rounds] [outdir]
 # Environment: BENCHES ("write sendrecv"), PROVIDER (shm), WINDOW (64), CPU_A / CPU_B (2 / 3), JMH_TIMES (JMH's -wi/-w/-i/-r),
 # MEMORY (cuda, or host: SinglePin / SingleHost and fabtests without -D cuda -R), FAB_WINDOW (fi_rma_bw's -W, default
-# WINDOW: a larger one amortizes fi_rma_bw's per-window sync, a device-memory message under -D cuda), SIZES.
-# WriteBenchmark gets -p slots=SLOTS (default WINDOW): as many distinct regions as fi_rma_bw's window of
+# WINDOW: a larger one amortizes fi_rma_bw's per-window sync, a device-memory message under -D cuda), SIZES,
+# FAB_ITERS (fi_rma_bw's -I; default about a second's worth, at least 10 windows).
+# COMPLETION: WriteBenchmark's completion (default local; remote ends every window at the target's ack, as
+# fi_rma_bw's window ends at its server's sync message). WriteBenchmark gets -p slots=SLOTS (default WINDOW): as many distinct regions as fi_rma_bw's window of
 # buffers; SLOTS=FAB_WINDOW matches fi_rma_bw's footprint when FAB_WINDOW > WINDOW.
 set -euo pipefail
 jar=${1:-target/benchmarks.jar}
@@ -47,6 +49,7 @@ iters() { # tool size-label: fabtests iterations for a second or so, about one o
         */fi_rma_bw/64M) n=300 ;; */fi_rma_bw/1M) n=2000 ;; *) n=3000 ;;
     esac
     [[ $1 == fi_rma_bw ]] && ((n < 10 * fab_window)) && n=$((10 * fab_window))
+    [[ $1 == fi_rma_bw && -n ${FAB_ITERS:-} ]] && n=$FAB_ITERS
     echo "$n"
 }
 
@@ -96,7 +99,7 @@ PY
 benches=${BENCHES:-write sendrecv}
 for _ in $(seq "$rounds"); do
     if [[ " $benches " == *" write "* ]]; then
-        ours WriteBenchmark write -p config=$write_config -p completion=local -p channels=1 -p window="$window" -p slots="$slots"
+        ours WriteBenchmark write -p config=$write_config -p completion="${COMPLETION:-local}" -p channels=1 -p window="$window" -p slots="$slots"
         for s in "${sizes[@]}"; do fabtest fi_rma_bw write "${s%%:*}" "${s##*:}" -o writedata -W "$fab_window"; done
     fi
     if [[ " $benches " == *" sendrecv "* ]]; then

@@ -676,7 +676,7 @@ public final class Channel implements AutoCloseable {
      * with {@link Completion#select}); errors as {@link #poll}.
      */
     public int pollBatch(Completion c) {
-        return read(c, Completion.BATCH);
+        return read(c, Completion.READ_COUNT);
     }
 
     private int read(Completion c, long count) {

@@ -15,6 +15,23 @@ import java.lang.foreign.ValueLayout;
 public final class Completion {
     /** Entries one {@link Channel#pollBatch} reads at most. */
     public static final int BATCH = 16;
+    /**
+     * What one {@link Channel#pollBatch} asks fi_cq_read for: {@link #BATCH}, or 1 to {@link #BATCH}
+     * under the test hook EFABENCH_TEST_CQ_BATCH, for A/B runs against fabtests, which read one
+     * completion per fi_cq_read (and so run the provider's progress once per completion).
+     */
+    static final long READ_COUNT = readCount(System.getenv("EFABENCH_TEST_CQ_BATCH"));
+
+    static long readCount(String v) {
+        if (v == null || v.isBlank()) {
+            return BATCH;
+        }
+        try {
+            return Math.clamp(Long.parseLong(v.trim()), 1, BATCH);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("EFABENCH_TEST_CQ_BATCH=" + v + ": must be a whole number from 1 to " + BATCH);
+        }
+    }
     private static final long ENTRY = fi_cq_data_entry.layout().byteSize();
     private static final long OP_CONTEXT = fi_cq_data_entry.op_context$offset();
     private static final long FLAGS = fi_cq_data_entry.flags$offset();
