@@ -119,6 +119,12 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         return size * ranks * window;
     }
 
+    /** The seed's all2all unit: one round, at window 1 (pipelined rounds have no round time of their own). */
+    @Override
+    public SeedRound seedRound() {
+        return window == 1 ? new SeedRound("round_us", 1) : null;
+    }
+
     /** One all-to-all is one latency, whatever the rank count. */
     @Override
     public int transfersPerInvocation() {

@@ -278,7 +278,10 @@ public final class FabricTrial implements AutoCloseable {
             R r = make.apply(this);
             Traffic.publish(r.bytesPerInvocation(), r.transfersPerInvocation(), r.linkGbps(), rank,
                     r.invocationIsLatency());
-            Traffic.publishAlgbwBytes(r.algbwBytesPerInvocation());
+            if (r.algbwBytesPerInvocation() > 0) {
+                Traffic.publishCollective(r.algbwBytesPerInvocation(), size);
+            }
+            Traffic.publishSeedRound(r.seedRound());
             TrialProvenance.record(this, r);
             return new RoundDriver(this, r);
         } catch (RuntimeException e) {

@@ -59,6 +59,35 @@ public final class Metrics {
         return payloadBytes > 0 ? (double) nicBytes / payloadBytes : Double.NaN;
     }
 
+    /**
+     * nccl-tests' algbw for alltoall in GB/s (1e9 B/s): alltoall_perf's size, the whole send
+     * buffer of a rank (our per-peer {@code size} x N), over the time of one all-to-all.
+     */
+    public static double ncclAlgbwGBs(double sizeTimesRanks, double seconds) {
+        return gbytesPerSec(sizeTimesRanks, seconds);
+    }
+
+    /** nccl-tests' busbw for alltoall in GB/s: algbw x (N-1) / N (alltoall.cu, AlltoAllGetBw). */
+    public static double ncclAlltoallBusbwGBs(double algbwGBs, int ranks) {
+        return algbwGBs * (ranks - 1) / ranks;
+    }
+
+    /**
+     * The seed's Gbps: {@code size} bytes (one message, one peer's block) x 8 over one of the
+     * seed's time units (a ping-pong round trip, an all-to-all round), given in microseconds.
+     */
+    public static double seedGbps(long size, double micros) {
+        return gbps(size, micros / 1e6);
+    }
+
+    /**
+     * The seed's BusBW(%) next to one of our results: {@code seedGbps} over the same link speed
+     * our {@code busbw_pct} divided by (gbps x 100 / busbw_pct); NaN where the link is unknown.
+     */
+    public static double seedBusbwPct(double seedGbps, double gbps, double busbwPct) {
+        return Double.isFinite(busbwPct) && busbwPct > 0 ? busbwPct(seedGbps, gbps * 100 / busbwPct) : Double.NaN;
+    }
+
     /** Seconds to microseconds. */
     public static double latUs(double seconds) {
         return seconds * 1e6;

@@ -83,9 +83,18 @@ public final class MetricsProfiler implements InternalProfiler {
                     out.add(new ScalarResult("lat_us", Metrics.transferLatUs(seconds, t.transfersPerInvocation()), "us",
                             AggregationPolicy.AVG));
                 }
+                Rounds.SeedRound seed = Traffic.seedRound();
+                if (seed != null && t.invocationIsLatency()) {
+                    out.add(new ScalarResult(seed.metric(), Metrics.transferLatUs(seconds, seed.perInvocation()), "us",
+                            AggregationPolicy.AVG));
+                }
                 long algbwBytes = Traffic.algbwBytesPerInvocation();
                 if (algbwBytes > 0) {
                     out.add(new ScalarResult("algbw_gbps", Metrics.gbps(algbwBytes, seconds), "Gbps", AggregationPolicy.AVG));
+                    double alg = Metrics.ncclAlgbwGBs(algbwBytes, seconds);
+                    out.add(new ScalarResult("nccl_algbw_gbs", alg, "GB/s", AggregationPolicy.AVG));
+                    out.add(new ScalarResult("nccl_busbw_gbs", Metrics.ncclAlltoallBusbwGBs(alg, Traffic.collectiveRanks()),
+                            "GB/s", AggregationPolicy.AVG));
                 }
             }
         }
@@ -121,6 +130,8 @@ public final class MetricsProfiler implements InternalProfiler {
         long algbwBytes = Traffic.algbwBytesPerInvocation();
         if (algbwBytes > 0) {
             out.add(new Pooled("algbw_gbps", Pooled.GBPS, 0, invocationNanos, algbwBytes, t.transfersPerInvocation(), 0));
+            out.add(new Pooled("nccl_algbw_gbs", Pooled.NCCL_ALGBW, 0, invocationNanos, algbwBytes, Traffic.collectiveRanks(), 0));
+            out.add(new Pooled("nccl_busbw_gbs", Pooled.NCCL_BUSBW, 0, invocationNanos, algbwBytes, Traffic.collectiveRanks(), 0));
         }
         if (t.linkGbps() > 0) {
             out.add(new Pooled("busbw_pct", Pooled.BUSBW_PCT, 0, invocationNanos, t));
@@ -129,6 +140,10 @@ public final class MetricsProfiler implements InternalProfiler {
             return out; // pipelined rounds: an invocation's time is not a latency, so no lat_us at all
         }
         out.add(new Pooled("lat_us", Pooled.LAT_US, 0, invocationNanos, t));
+        Rounds.SeedRound seed = Traffic.seedRound();
+        if (seed != null) {
+            out.add(new Pooled(seed.metric(), Pooled.LAT_US, 0, invocationNanos, t.bytesPerInvocation(), seed.perInvocation(), 0));
+        }
         if (percentiles) {
             for (int i = 0; i < PERCENTILES.length; i++) {
                 out.add(new Pooled(PERCENTILE_NAMES[i], Pooled.LAT_PERCENTILE, PERCENTILES[i], invocationNanos, t));
@@ -212,6 +227,10 @@ public final class MetricsProfiler implements InternalProfiler {
         static final int BUSBW_PCT = 1;
         static final int LAT_US = 2;
         static final int LAT_PERCENTILE = 3;
+        /** nccl-tests' algbw (GB/s) of {@code bytes} = size x N; {@code transfers} carries N. */
+        static final int NCCL_ALGBW = 4;
+        /** nccl-tests' alltoall busbw (GB/s): the algbw x (N-1)/N, N in {@code transfers}. */
+        static final int NCCL_BUSBW = 5;
 
         private final int kind;
         private final double percentile;
@@ -259,6 +278,8 @@ public final class MetricsProfiler implements InternalProfiler {
                 case GBPS -> Metrics.gbps(bytes, mean);
                 case BUSBW_PCT -> Metrics.busbwPct(Metrics.gbps(bytes, mean), linkGbps);
                 case LAT_US -> Metrics.transferLatUs(mean, transfers);
+                case NCCL_ALGBW -> Metrics.ncclAlgbwGBs(bytes, mean);
+                case NCCL_BUSBW -> Metrics.ncclAlltoallBusbwGBs(Metrics.ncclAlgbwGBs(bytes, mean), transfers);
                 default -> Metrics.transferLatUs(seconds.getPercentile(percentile), transfers);
             };
         }
@@ -267,6 +288,7 @@ public final class MetricsProfiler implements InternalProfiler {
             return switch (kind) {
                 case GBPS -> "Gbps";
                 case BUSBW_PCT -> "%";
+                case NCCL_ALGBW, NCCL_BUSBW -> "GB/s";
                 default -> "us";
             };
         }

@@ -60,6 +60,12 @@ public final class PingPongRounds implements Rounds {
         return 2 * size * (t.size - 1);
     }
 
+    /** The seed's SendRecv unit: one ping-pong round trip, one per target per invocation. */
+    @Override
+    public SeedRound seedRound() {
+        return new SeedRound("rtt_us", t.size - 1);
+    }
+
     /** One-way transfers per invocation: a ping and a pong per target. */
     @Override
     public int transfersPerInvocation() {

@@ -26,6 +26,21 @@ public interface Rounds {
         return 0;
     }
 
+    /**
+     * The seed's unit of time where this benchmark has one and an invocation is made of whole
+     * such units, one after another: SendRecv's ping-pong round trip ({@code rtt_us}), an
+     * all-to-all round at window 1 ({@code round_us}). The seed-style tables compute their Gbps
+     * and Lat from it. Null where there is none (Write reports lat_us per transfer as the seed does).
+     *
+     * @param metric     the metric's name, in microseconds
+     * @param perInvocation how many of them one invocation is
+     */
+    record SeedRound(String metric, int perInvocation) {}
+
+    default SeedRound seedRound() {
+        return null;
+    }
+
     /** Summed link speed of the channels one invocation uses, 0 when unknown. */
     double linkGbps();
 

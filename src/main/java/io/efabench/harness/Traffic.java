@@ -22,6 +22,10 @@ public record Traffic(long bytesPerInvocation, int transfersPerInvocation, doubl
     private static volatile long checkedRounds;
     /** Collectives only: size x ranks, nccl-tests' algbw numerator; 0 for everything else. */
     private static volatile long algbwBytesPerInvocation;
+    /** Collectives only: the ranks taking part (nccl-tests' busbw factor (N-1)/N); 0 for everything else. */
+    private static volatile int collectiveRanks;
+    /** The seed's timing unit where the benchmark has one ({@link Rounds#seedRound}), else null. */
+    private static volatile Rounds.SeedRound seedRound;
     /** Collectives only: the last iteration's {min_peer_gbps, max_peer_gbps, slowest_rank_gbps}, or null. */
     private static volatile double[] iterationSpread;
     /** NICs with byte counters: the last iteration's nic_bytes_ratio, else NaN. */
@@ -37,6 +41,8 @@ public record Traffic(long bytesPerInvocation, int transfersPerInvocation, doubl
         current = new Traffic(bytesPerInvocation, transfersPerInvocation, linkGbps, rank, invocationIsLatency);
         checkedRounds = 0;
         algbwBytesPerInvocation = 0;
+        collectiveRanks = 0;
+        seedRound = null;
         iterationSpread = null;
         nicBytesRatio = Double.NaN;
         DeviceClock.reset();
@@ -57,9 +63,27 @@ public record Traffic(long bytesPerInvocation, int transfersPerInvocation, doubl
         return checkedRounds;
     }
 
-    /** A collective's algbw numerator (size x ranks, nccl-tests' algbw), published after {@link #publish}. */
-    public static void publishAlgbwBytes(long bytes) {
-        algbwBytesPerInvocation = bytes;
+    /**
+     * A collective's algbw numerator (size x ranks, nccl-tests' algbw) and its rank count,
+     * published after {@link #publish}.
+     */
+    public static void publishCollective(long algbwBytes, int ranks) {
+        algbwBytesPerInvocation = algbwBytes;
+        collectiveRanks = ranks;
+    }
+
+    /** Ranks of a collective, else 0. */
+    public static int collectiveRanks() {
+        return collectiveRanks;
+    }
+
+    /** The benchmark's seed-style round ({@link Rounds#seedRound}), published after {@link #publish}; null for none. */
+    public static void publishSeedRound(Rounds.SeedRound round) {
+        seedRound = round;
+    }
+
+    public static Rounds.SeedRound seedRound() {
+        return seedRound;
     }
 
     /** Size x ranks for a collective, else 0: {@code algbw_gbps} is reported only where positive. */

@@ -33,11 +33,13 @@ public final class Csv {
      * Columns: size_bytes, size, config, the other params (sorted), gbps, gbps_error, busbw_pct,
      * lat_us, (lat_p50_us, lat_p90_us, lat_p99_us, lat_p999_us when any result has them),
      * checked_rounds (verified rounds behind the figure; empty where the benchmark has none),
-     * (algbw_gbps, min_peer_gbps, max_peer_gbps, slowest_rank_gbps for all-to-all), score,
+     * (rtt_us or round_us, the seed's unit, where any result has it), (algbw_gbps, nccl_algbw_gbs,
+     * nccl_busbw_gbs, min_peer_gbps, max_peer_gbps, slowest_rank_gbps for all-to-all), score,
      * score_error, score_unit, mode.
      */
     /** All-to-all's extra metrics, as columns where any result has them. */
-    static final List<String> COLLECTIVE = List.of("algbw_gbps", "min_peer_gbps", "max_peer_gbps", "slowest_rank_gbps");
+    static final List<String> COLLECTIVE = List.of("algbw_gbps", "nccl_algbw_gbs", "nccl_busbw_gbs", "min_peer_gbps",
+            "max_peer_gbps", "slowest_rank_gbps");
 
     public static String render(Experiment e) {
         TreeSet<String> paramKeys = new TreeSet<>();
@@ -52,6 +54,8 @@ public final class Csv {
         header.addAll(List.of("gbps", "gbps_error", "busbw_pct", "lat_us"));
         if (pct) header.addAll(Table.PERCENTILES);
         header.add("checked_rounds");
+        SeedUnit seed = SeedUnit.of(e);
+        if (seed != null) header.add(seed.metric);
         if (collective) header.addAll(COLLECTIVE);
         header.addAll(List.of("score", "score_error", "score_unit", "mode"));
         StringBuilder out = new StringBuilder(String.join(",", header)).append('\n');
@@ -73,6 +77,7 @@ public final class Csv {
                     for (String m : Table.PERCENTILES) row.add(score(r.metric(m)));
                 }
                 row.add(score(r.metric("checked_rounds")));
+                if (seed != null) row.add(score(r.metric(seed.metric)));
                 if (collective) {
                     for (String m : COLLECTIVE) row.add(score(r.metric(m)));
                 }

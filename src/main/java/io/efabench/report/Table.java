@@ -8,7 +8,10 @@ import java.util.Locale;
  * Seed-style Markdown tables: {@code Size | Count | <config> Gbps | BusBW(%) | Lat(us)} repeated
  * per column group, every cell right-aligned; "-" where a metric is absent (busbw_pct is omitted
  * when the link speed is unknown), plus {@code p50(us) | p90(us) | p99(us) | p99.9(us)} per group
- * when the experiment has latency percentiles.
+ * when the experiment has latency percentiles. Where results carry the seed's unit of time
+ * ({@link SeedUnit}: SendRecv's {@code rtt_us}, all-to-all's {@code round_us}) the three columns
+ * use the seed's formulas, said in the heading: Gbps = size x 8 / unit, Lat = unit, BusBW over the
+ * link our busbw_pct used; all-to-all adds nccl-tests' {@code algbw(GB/s) | busbw(GB/s)}.
  */
 public final class Table {
     static final String MISSING = "-";
@@ -24,11 +27,17 @@ public final class Table {
             return renderScores(e);
         }
         StringBuilder out = heading(e);
+        SeedUnit seed = SeedUnit.of(e);
+        boolean nccl = hasMetric(e, "nccl_algbw_gbs");
+        if (seed != null) {
+            out.append(seed.note).append("\n\n");
+        }
         List<List<String>> rows = new ArrayList<>();
         boolean pct = hasPercentiles(e);
         List<String> header = new ArrayList<>(List.of("Size", "Count"));
         for (String group : e.groups()) {
             header.addAll(List.of(group + " Gbps", "BusBW(%)", "Lat(us)"));
+            if (nccl) header.addAll(List.of("algbw(GB/s)", "busbw(GB/s)"));
             if (pct) header.addAll(PERCENTILE_HEADERS);
         }
         rows.add(header);
@@ -38,9 +47,17 @@ public final class Table {
             row.add(size < 0 ? MISSING : Long.toString(Sizes.count(size)));
             for (String group : e.groups()) {
                 JmhResult r = e.cell(group, size);
-                row.add(format(r, "gbps", "%.2f"));
-                row.add(format(r, "busbw_pct", "%.1f"));
-                row.add(format(r, "lat_us", "%.2f"));
+                if (seed != null) {
+                    row.addAll(seed.cells(r, size));
+                } else {
+                    row.add(format(r, "gbps", "%.2f"));
+                    row.add(format(r, "busbw_pct", "%.1f"));
+                    row.add(format(r, "lat_us", "%.2f"));
+                }
+                if (nccl) {
+                    row.add(format(r, "nccl_algbw_gbs", "%.2f"));
+                    row.add(format(r, "nccl_busbw_gbs", "%.2f"));
+                }
                 if (pct) {
                     for (String m : PERCENTILES) row.add(format(r, m, "%.2f"));
                 }

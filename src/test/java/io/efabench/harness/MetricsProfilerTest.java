@@ -130,6 +130,34 @@ class MetricsProfilerTest {
     }
 
     /** Each buffer is one iteration; the metrics as JMH aggregates them over the iterations. */
+    /**
+     * Issue 20: the seed's unit (SendRecv's round trip, all-to-all's round) and nccl-tests'
+     * alltoall figures come out of the same invocation times: rtt_us = invocation / targets;
+     * nccl_algbw_gbs = size x N / round in GB/s, nccl_busbw_gbs = that x (N-1)/N.
+     */
+    @Test
+    void seedUnitAndNcclFiguresFollowTheirFormulas() {
+        long size = 1 << 20;
+        int n = 4;
+        Traffic t = new Traffic(size * (n - 1), 1, 0, 0, true);
+        Traffic.publish(t.bytesPerInvocation(), 1, 0, 0);
+        Traffic.publishCollective(size * n, n);
+        Traffic.publishSeedRound(new Rounds.SeedRound("round_us", 1));
+        SampleBuffer b = new SampleBuffer();
+        b.add(2_000_000); // 2 ms rounds
+        Map<String, Double> m = merged(t, false, b);
+        double round = m.get("round_us"); // SampleBuffer keeps ~0.1% of precision
+        assertEquals(2000.0, round, 2000 * 0.002, m.toString());
+        assertEquals(size * n / (round * 1e-6) / 1e9, m.get("nccl_algbw_gbs"), 1e-9, m.toString());
+        assertEquals(m.get("nccl_algbw_gbs") * 3 / 4, m.get("nccl_busbw_gbs"), 1e-9, m.toString());
+        Traffic.publish(2 * 4096, 2, 0, 0); // SendRecv, one target: two transfers, one round trip
+        Traffic.publishSeedRound(new Rounds.SeedRound("rtt_us", 1));
+        Map<String, Double> pp = merged(new Traffic(2 * 4096, 2, 0, 0, true), false, b);
+        assertEquals(2000.0, pp.get("rtt_us"), 2000 * 0.002, pp.toString());
+        assertEquals(pp.get("rtt_us") / 2, pp.get("lat_us"), 1e-9, pp.toString());
+        assertFalse(pp.containsKey("nccl_algbw_gbs"), "not a collective");
+    }
+
     private static Map<String, Double> merged(Traffic t, boolean percentiles, SampleBuffer... iterations) {
         Map<String, List<MetricsProfiler.Pooled>> byLabel = new TreeMap<>();
         for (SampleBuffer it : iterations) {

@@ -87,4 +87,63 @@ class TableTest {
         assertTrue(rtt.contains("| roundTrip |    - | 12.597 |"), rtt);
         assertTrue(rtt.contains("| 12.496 |"), rtt);
     }
+
+    /** The data rows of a rendered table, cells trimmed, header and separator dropped. */
+    private static List<List<String>> rows(String table) {
+        return table.lines().filter(l -> l.startsWith("|") && !l.startsWith("|-") && !l.startsWith("| Size"))
+                .map(l -> java.util.Arrays.stream(l.substring(1, l.length() - 1).split("\\|")).map(String::trim).toList())
+                .toList();
+    }
+
+    private static double metric(Experiment e, long size, String name) {
+        return e.cell(e.groups().getFirst(), size).metric(name).score();
+    }
+
+    /**
+     * Issue 20, golden: SendRecv's seed-style Gbps is size x 8 / RTT and its Lat the RTT (the
+     * seed's SendRecv table), from rtt_us; our JSON's gbps counts both directions (2x) and lat_us
+     * is one way (RTT / 2), so the formula changed back fails here.
+     */
+    @Test
+    void sendRecvTableUsesTheSeedsFormulasFromTheRoundTrip() throws Exception {
+        Experiment e = Experiment.of(JmhResults.read(Fixtures.runDir("real-sendrecv-2ranks-rtt.json", tmp))).getFirst();
+        String table = Table.render(e);
+        assertTrue(table.contains("Seed formulas: Gbps = size x 8 / RTT, Lat(us) = RTT"), table);
+        List<List<String>> rows = rows(table);
+        assertEquals(2, rows.size(), table);
+        for (List<String> row : rows) {
+            long size = Sizes.parse(row.get(0));
+            double rtt = metric(e, size, "rtt_us");
+            assertEquals(String.format(java.util.Locale.ROOT, "%.2f", size * 8.0 / (rtt * 1e3)), row.get(2), table);
+            assertEquals(String.format(java.util.Locale.ROOT, "%.2f", rtt), row.get(4), table);
+            assertEquals(2 * metric(e, size, "lat_us"), rtt, rtt * 1e-9, "rtt_us is the whole round trip");
+        }
+    }
+
+    /**
+     * Issue 20, golden: all-to-all at N = 4: the seed's Gbps is one peer's size x 8 / round and its
+     * Lat the round (from round_us), not our gbps over all N-1 peers; nccl-tests' columns are
+     * alltoall_perf's algbw = size x N / round and busbw = algbw x (N-1)/N, in GB/s.
+     */
+    @Test
+    void allToAllTableUsesTheSeedsFormulasAndNcclTestsColumns() throws Exception {
+        Experiment e = Experiment.of(JmhResults.read(Fixtures.runDir("real-alltoall-4ranks-nccl.json", tmp))).getFirst();
+        String table = Table.render(e);
+        assertTrue(table.contains("| SinglePin Gbps | BusBW(%) | Lat(us) | algbw(GB/s) | busbw(GB/s) |"), table);
+        List<List<String>> rows = rows(table);
+        assertEquals(2, rows.size(), table);
+        int n = 4;
+        for (List<String> row : rows) {
+            long size = Sizes.parse(row.get(0));
+            double round = metric(e, size, "round_us");
+            assertEquals(String.format(java.util.Locale.ROOT, "%.2f", size * 8.0 / (round * 1e3)), row.get(2), table);
+            assertEquals(String.format(java.util.Locale.ROOT, "%.2f", round), row.get(4), table);
+            double algbw = metric(e, size, "nccl_algbw_gbs");
+            double busbw = metric(e, size, "nccl_busbw_gbs");
+            assertEquals(String.format(java.util.Locale.ROOT, "%.2f", algbw), row.get(5), table);
+            assertEquals(String.format(java.util.Locale.ROOT, "%.2f", busbw), row.get(6), table);
+            assertEquals(algbw * (n - 1) / n, busbw, busbw * 1e-9, "busbw = algbw x (N-1)/N");
+            assertEquals(metric(e, size, "algbw_gbps") / 8, algbw, algbw * 1e-9, "algbw in GB/s is nccl's, in Gbps ours / 8");
+        }
+    }
 }

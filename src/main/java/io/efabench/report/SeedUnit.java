@@ -1,0 +1,57 @@
+package io.efabench.report;
+
+import java.util.List;
+import java.util.Locale;
+
+import io.efabench.harness.Metrics;
+
+/**
+ * The seed's unit of time for a table's Gbps and Lat columns, where the results carry one: the
+ * ping-pong round trip ({@code rtt_us}, SendRecv: the seed's Gbps = size x 8 / RTT, Lat = RTT)
+ * or the all-to-all round ({@code round_us}: the seed's Gbps = one peer's size x 8 / round, Lat =
+ * round). Our JSON's {@code gbps} counts every byte delivered (both directions of a ping-pong, all
+ * N-1 peers of a round) and {@code lat_us} one transfer; the seed-style table shows the seed's
+ * figures, computed here through {@link Metrics}, and its heading says so.
+ */
+final class SeedUnit {
+    final String metric;
+    final String note;
+
+    private SeedUnit(String metric, String note) {
+        this.metric = metric;
+        this.note = note;
+    }
+
+    private static final List<SeedUnit> KNOWN = List.of(
+            new SeedUnit("rtt_us", "Seed formulas: Gbps = size x 8 / RTT, Lat(us) = RTT, BusBW(%) = that Gbps over the link"
+                    + " (JSON: gbps = 2 x size x 8 / RTT, both directions; lat_us = RTT / 2; rtt_us = RTT)."),
+            new SeedUnit("round_us", "Seed formulas: Gbps = size (one peer's block) x 8 / round, Lat(us) = round, BusBW(%) ="
+                    + " that Gbps over the link (JSON: gbps = size x (N-1) x 8 / round, all peers; round_us = round);"
+                    + " algbw/busbw: nccl-tests' alltoall_perf in GB/s (algbw = size x N / round, busbw = algbw x (N-1)/N)."));
+
+    /** The unit of the experiment's results, or null where they carry none (Write, Proxy, IPC). */
+    static SeedUnit of(Experiment e) {
+        for (SeedUnit u : KNOWN) {
+            boolean any = e.cells().values().stream().flatMap(m -> m.values().stream()).anyMatch(r -> r.metric(u.metric) != null);
+            if (any) {
+                return u;
+            }
+        }
+        return null;
+    }
+
+    /** Gbps, BusBW(%) and Lat(us) of one cell by the seed's formulas; "-" where a figure is missing. */
+    List<String> cells(JmhResult r, long size) {
+        JmhResult.Metric unit = r == null ? null : r.metric(metric);
+        if (unit == null || !Double.isFinite(unit.score()) || unit.score() <= 0) {
+            return List.of(Table.MISSING, Table.MISSING, Table.MISSING);
+        }
+        double gbps = Metrics.seedGbps(size, unit.score());
+        JmhResult.Metric ours = r.metric("gbps");
+        JmhResult.Metric pct = r.metric("busbw_pct");
+        double busbw = ours == null || pct == null ? Double.NaN : Metrics.seedBusbwPct(gbps, ours.score(), pct.score());
+        return List.of(String.format(Locale.ROOT, "%.2f", gbps),
+                Double.isFinite(busbw) ? String.format(Locale.ROOT, "%.1f", busbw) : Table.MISSING,
+                String.format(Locale.ROOT, "%.2f", unit.score()));
+    }
+}
