@@ -22,7 +22,12 @@ package io.efabench.harness;
  *       of that sender's last write to it, averaged over its senders, then the lowest and highest
  *       over all ranks; {@code slowest_rank_gbps}: gbps of the rank with the longest mean round
  *       time in the iteration (a collective is as slow as its slowest rank). The seed's all2all
- *       figure is one peer's bytes over the round: ours divided by N-1.</li>
+ *       figure is one peer's bytes over the round: ours divided by N-1; {@code nccl_algbw_gbs} and
+ *       {@code nccl_busbw_gbs}: nccl-tests' alltoall_perf figures in GB/s ({@link #ncclAlgbwGBs},
+ *       {@link #ncclAlltoallBusbwGBs}).</li>
+ *   <li>{@code rtt_us} (SendRecv: one ping-pong round trip) and {@code round_us} (all-to-all at
+ *       window 1: one round): the seed's units of time, from which the seed-style tables compute
+ *       the seed's Gbps and Lat ({@link #seedGbps}, {@link #seedBusbwPct}).</li>
  * </ul>
  * Every time-based figure starts from {@link #secondsPerInvocation}: JMH's operation is a whole
  * batch ({@code -bs}) in every mode, so the batch size is divided out here, once.
