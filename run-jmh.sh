@@ -63,6 +63,7 @@ usage: ./run-jmh.sh [--ranks N] [--provider P] [--profile] [JMH args...]
        ./run-jmh.sh ranks DIR DIR... [--metric gbps]
        ./run-jmh.sh build
        ./run-jmh.sh doctor [--no-run] [--json] [--libfabric DIR]
+       ./run-jmh.sh seed write|sendrecv|all2all|proxy|ipc [--sizes all|quick|LIST] [--provider P] [-- JMH args]
 
   --ranks N      local ranks to start (default $DEFAULT_RANKS; not allowed under srun/mpirun/torchrun)
   --provider P   libfabric provider (FI_PROVIDER), e.g. tcp, shm, efa (local default: tcp)
@@ -848,6 +849,53 @@ cmd_doctor() {
     exit "$rc"
 }
 
+# seed EXP: Java names the seed's configs, sizes, ranks and semantics for EXP (io.efabench.launch.Seed),
+# this runs them like any suite (local ranks, or the job's under a cluster launcher), then Java
+# prints our table beside the seed's p5 figures.
+cmd_seed() {
+    local usage="usage: ./run-jmh.sh seed write|sendrecv|all2all|proxy|ipc [--sizes all|quick|LIST] [--provider P] [-- JMH args]"
+    (($# >= 1)) || die 2 "$usage"
+    local exp=$1 sizes=all provider="" gpu=no source="" out line
+    local extra=()
+    shift
+    while (($#)); do
+        case $1 in
+        --sizes) (($# >= 2)) || die 2 "--sizes needs all, quick or a list of the seed's sizes"; sizes=$2; shift ;;
+        --sizes=*) sizes=${1#--sizes=} ;;
+        --provider) (($# >= 2)) || die 2 "--provider needs a value"; provider=$2; shift ;;
+        --provider=*) provider=${1#--provider=} ;;
+        --) shift; extra=("$@"); break ;;
+        *) die 2 "$usage" ;;
+        esac
+        shift
+    done
+    [[ -z $provider || $provider =~ $PROVIDER_NAME ]] || die 2 "--provider needs a provider name (tcp, shm, efa, ...), got '$provider'"
+    find_java
+    if under_launcher; then
+        ensure_libfabric no
+        ensure_jar nobuild
+        launch_info
+        source=$CLUSTER_SOURCE
+    else
+        ensure_libfabric yes
+        ensure_jar build
+    fi
+    preload_jsig
+    gpu_visible && gpu=yes
+    out=$("$JAVA" -cp "$JAR" io.efabench.launch.Seed args "$exp" --gpu "$gpu" --sizes "$sizes" -- "${extra[@]}") || exit 2
+    local plan=()
+    mapfile -t plan <<<"$out"
+    read -ra JMH_ARGS <<<"${plan[1]}"
+    for line in "${plan[@]:2}"; do note "seed $exp: ${line#note: }"; done
+    [[ -n $source ]] || note "seed $exp: ${plan[0]} local ranks on this host stand for the seed's ${plan[0]} nodes: same work, not the same network"
+    DEFER_REPORT=yes
+    run_suite "$source" "${plan[0]}" "$provider" no
+    if [[ -z $source || $CLUSTER_RANK == 0 ]]; then
+        "$JAVA" -cp "$JAR" io.efabench.launch.Seed table "$exp" "$LAST_RUN_DIR" || exit 1
+    fi
+    exit 0
+}
+
 cmd_report_class() {  # compare/report: the report CLI, no libfabric needed
     local sub=$1
     shift
@@ -871,6 +919,7 @@ main() {
         cmd_report_class all "$@"
         ;;
     doctor) shift; cmd_doctor "$@" ;;
+    seed) shift; cmd_seed "$@" ;;
     build)
         shift
         (($# == 0)) || die 2 "usage: ./run-jmh.sh build"

@@ -42,16 +42,36 @@ final class SeedUnit {
 
     /** Gbps, BusBW(%) and Lat(us) of one cell by the seed's formulas; "-" where a figure is missing. */
     List<String> cells(JmhResult r, long size) {
-        JmhResult.Metric unit = r == null ? null : r.metric(metric);
-        if (unit == null || !Double.isFinite(unit.score()) || unit.score() <= 0) {
-            return List.of(Table.MISSING, Table.MISSING, Table.MISSING);
+        double[] f = figures(this, r, size);
+        return List.of(format(f[0], "%.2f"), format(f[1], "%.1f"), format(f[2], "%.2f"));
+    }
+
+    /**
+     * {Gbps, BusBW(%), Lat(us)} of one result as the seed's table has them, NaN where missing:
+     * by {@code unit}'s formulas where there is one, else our gbps, busbw_pct and lat_us (the
+     * seed's Write and Proxy tables: per-transfer latency, bytes over time).
+     */
+    static double[] figures(SeedUnit unit, JmhResult r, long size) {
+        if (r == null) {
+            return new double[] {Double.NaN, Double.NaN, Double.NaN};
         }
-        double gbps = Metrics.seedGbps(size, unit.score());
-        JmhResult.Metric ours = r.metric("gbps");
-        JmhResult.Metric pct = r.metric("busbw_pct");
-        double busbw = ours == null || pct == null ? Double.NaN : Metrics.seedBusbwPct(gbps, ours.score(), pct.score());
-        return List.of(String.format(Locale.ROOT, "%.2f", gbps),
-                Double.isFinite(busbw) ? String.format(Locale.ROOT, "%.1f", busbw) : Table.MISSING,
-                String.format(Locale.ROOT, "%.2f", unit.score()));
+        if (unit == null) {
+            return new double[] {score(r, "gbps"), score(r, "busbw_pct"), score(r, "lat_us")};
+        }
+        double t = score(r, unit.metric);
+        if (!(t > 0)) {
+            return new double[] {Double.NaN, Double.NaN, Double.NaN};
+        }
+        double gbps = Metrics.seedGbps(size, t);
+        return new double[] {gbps, Metrics.seedBusbwPct(gbps, score(r, "gbps"), score(r, "busbw_pct")), t};
+    }
+
+    private static double score(JmhResult r, String metric) {
+        JmhResult.Metric m = r.metric(metric);
+        return m == null ? Double.NaN : m.score();
+    }
+
+    static String format(double v, String pattern) {
+        return Double.isFinite(v) ? String.format(Locale.ROOT, pattern, v) : Table.MISSING;
     }
 }

@@ -139,6 +139,36 @@ class LauncherIT {
         assertFalse(missing.out.contains("smoke"), "no smoke run after a FAIL:\n" + missing.out);
     }
 
+    /**
+     * Issue 20: ./run-jmh.sh seed runs the seed's experiment here on host configs (the seed's
+     * sizes shortened by --sizes) and prints our table beside the seed's p5 cells with the ratio.
+     */
+    @Test
+    void theSeedCommandRunsHereAndPrintsTheSideBySideTable() throws Exception {
+        String[] quick = {"--", "-wi", "0", "-i", "1", "-r", "300ms"};
+        Run sr = launch(Map.of(), concat(new String[] {"seed", "sendrecv", "--sizes", "quick"}, quick));
+        assertEquals(0, sr.code, sr.out);
+        assertTrue(sr.out.contains("## seed sendrecv: SendRecvBenchmark.pingPong beside the seed's p5.48xlarge table"), sr.out);
+        assertTrue(sr.out.matches("(?s).*\\| 128K \\|\\s+\\d+\\.\\d\\d \\|\\s+7\\.14 \\|\\s+\\d+\\.\\d\\d \\|.*"), sr.out);
+        Run w = launch(Map.of(), concat(new String[] {"seed", "write", "--sizes", "256K"}, quick));
+        assertEquals(0, w.code, w.out);
+        assertTrue(w.out.contains("run-jmh: seed write: 4 local ranks on this host stand for the seed's 4 nodes"), w.out);
+        assertTrue(w.out.matches("(?s).*\\| 256K \\|\\s+\\d+\\.\\d\\d \\|\\s+31\\.58 \\|.*"), w.out);
+        Run a2a = launch(Map.of(), concat(new String[] {"seed", "all2all", "--sizes", "4M", "--provider", "shm"}, quick));
+        assertEquals(0, a2a.code, a2a.out);
+        assertTrue(a2a.out.matches("(?s).*\\|\\s+4M \\|\\s+\\d+\\.\\d\\d \\|\\s+12\\.57 \\|.*"), a2a.out);
+        Run proxy = launch(Map.of(), "seed", "proxy");
+        org.junit.jupiter.api.Assumptions.assumeFalse(Files.exists(Path.of("/dev/nvidiactl")), "a GPU is visible here");
+        assertEquals(2, proxy.code, proxy.out);
+        assertTrue(proxy.out.contains("run-jmh: seed proxy needs a GPU"), proxy.out);
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] out = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
     @Test
     void aFailedRankIsNamedWithItsOneLineReason() throws Exception {
         Run r = launch(Map.of(), "--ranks", "3", "LauncherProbe", "-p", "failRank=2");

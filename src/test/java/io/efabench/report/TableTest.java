@@ -146,4 +146,22 @@ class TableTest {
             assertEquals(metric(e, size, "algbw_gbps") / 8, algbw, algbw * 1e-9, "algbw in GB/s is nccl's, in Gbps ours / 8");
         }
     }
+
+    /** Issue 20: the seed command's side-by-side table: ours by the seed's formulas, the seed's cell, their ratio. */
+    @Test
+    void seedComparisonPutsTheSeedsCellAndTheRatioBesideOurs() throws Exception {
+        List<JmhResult> results = JmhResults.read(Fixtures.runDir("real-sendrecv-2ranks-rtt.json", tmp));
+        String table = SeedComparison.render("sendrecv", results, "setup line");
+        assertTrue(table.contains("| Size | SingleHost Gbps |"), table);
+        Experiment e = Experiment.of(results).getFirst();
+        double ours = 1048576 * 8.0 / (metric(e, 1L << 20, "rtt_us") * 1e3);
+        List<String> row = rows(table).stream().filter(r -> r.get(0).equals("1M")).findFirst().orElseThrow();
+        assertEquals(String.format(java.util.Locale.ROOT, "%.2f", ours), row.get(1), table);
+        assertEquals("26.83", row.get(2), table); // the seed's Host 1M
+        assertEquals(String.format(java.util.Locale.ROOT, "%.2f", ours / 26.83), row.get(3), table);
+        assertEquals("312.70", row.get(5), table);
+        assertTrue(table.contains("fractions of link not compared"), table);
+        List<String> small = rows(table).stream().filter(r -> r.get(0).equals("4K")).findFirst().orElseThrow();
+        assertEquals("-", small.get(2), "4K is not in the seed's table: " + table);
+    }
 }

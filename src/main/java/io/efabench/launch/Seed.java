@@ -1,0 +1,178 @@
+package io.efabench.launch;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Collectors;
+
+import io.efabench.report.JmhResults;
+import io.efabench.report.ReportException;
+import io.efabench.report.SeedComparison;
+import io.efabench.report.SeedTables;
+import io.efabench.report.Sizes;
+
+/**
+ * {@code ./run-jmh.sh seed write|sendrecv|all2all|proxy|ipc}: the seed's experiment with its
+ * configs, sizes, rank layout and semantics, then our table beside the seed's p5 figures. Java
+ * answers, run-jmh.sh runs:
+ * <ul>
+ *   <li>{@code args EXP --gpu yes|no [--sizes all|quick|LIST]}: the local rank count, the JMH
+ *       arguments, then lines starting with "note: " to show; exit 2 with one line where the
+ *       experiment cannot run here (proxy, ipc without a GPU) or the input is bad.</li>
+ *   <li>{@code table EXP RUN_DIR}: the side-by-side table of the run's results.</li>
+ * </ul>
+ */
+public final class Seed {
+    /** JMH timing unless the user passes their own after {@code --}. */
+    static final String TIMES = "-wi 1 -w 1s -i 3 -r 1s -f 1";
+
+    /** One of the seed's experiments, with the semantics its table was measured with. */
+    enum Experiment {
+        WRITE("write", "WriteBenchmark", 4, List.of("SinglePin"), List.of("SingleDMA", "MultiDMA", "RoundRobinDMA"),
+                "-p window=1 -p completion=local",
+                "the seed: p5.48xlarge, 4 nodes x 1 rank, rank 0 writes each size to ranks 1-3 in turn (window 1, local completion)"),
+        SENDRECV("sendrecv", "SendRecvBenchmark", 2, List.of("SingleHost"), List.of("SingleDevice"), "",
+                "the seed: p5.48xlarge, 2 nodes x 1 rank, one EFA channel, ping-pong"),
+        ALL2ALL("all2all", "AllToAllBenchmark", 4, List.of("SinglePin", "MultiPin"),
+                List.of("SingleDMA", "MultiDMA", "RoundRobinDMA"), "-p window=1",
+                "the seed: p5.48xlarge, 4 nodes x 1 rank, one all-to-all round at a time"),
+        PROXY("proxy", "ProxyBenchmark", 4, List.of(), List.of("ProxySingle", "ProxyMulti", "ProxySingleNBI", "ProxyMultiNBI"),
+                "-p requests=1", "the seed: p5.48xlarge, 4 nodes x 1 rank, one request of the whole buffer per target"),
+        IPC("ipc", "IpcBenchmark", 2, List.of(), List.of(), "",
+                "the seed gives no IPC table, only ~350 (grid 1x256) and ~2971 (grid 128x256) in its text, in a unit it"
+                        + " calls GB/s next to a 3600 Gbps peak");
+
+        final String name;
+        final String benchmark;
+        final int ranks;
+        final List<String> hostConfigs;
+        final List<String> deviceConfigs;
+        final String semantics;
+        final String setup;
+
+        Experiment(String name, String benchmark, int ranks, List<String> hostConfigs, List<String> deviceConfigs,
+                String semantics, String setup) {
+            this.name = name;
+            this.benchmark = benchmark;
+            this.ranks = ranks;
+            this.hostConfigs = hostConfigs;
+            this.deviceConfigs = deviceConfigs;
+            this.semantics = semantics;
+            this.setup = setup;
+        }
+
+        static Experiment named(String n) {
+            return Arrays.stream(values()).filter(e -> e.name.equals(n)).findFirst().orElseThrow(() ->
+                    new IllegalArgumentException("seed: unknown experiment '" + n + "' (write, sendrecv, all2all, proxy, ipc)"));
+        }
+    }
+
+    private Seed() {}
+
+    public static void main(String[] args) {
+        try {
+            System.out.print(run(args));
+            System.exit(0);
+        } catch (IllegalArgumentException | ReportException e) {
+            System.err.println("run-jmh: " + e.getMessage());
+            System.exit(2);
+        }
+    }
+
+    static String run(String[] args) {
+        if (args.length < 2) {
+            throw new IllegalArgumentException("usage: ./run-jmh.sh seed write|sendrecv|all2all|proxy|ipc [--sizes all|quick|LIST]");
+        }
+        Experiment exp = Experiment.named(args[1]);
+        List<String> rest = List.of(args).subList(2, args.length);
+        return switch (args[0]) {
+            case "args" -> {
+                int dashes = rest.indexOf("--");
+                List<String> jmh = dashes < 0 ? List.of() : rest.subList(dashes + 1, rest.size());
+                List<String> own = dashes < 0 ? rest : rest.subList(0, dashes);
+                yield String.join("\n", plan(exp, option(own, "--gpu", "no").equals("yes"), option(own, "--sizes", "all"), jmh)) + "\n";
+            }
+            case "table" -> {
+                if (rest.isEmpty()) {
+                    throw new IllegalArgumentException("usage: Seed table EXP RUN_DIR");
+                }
+                yield SeedComparison.render(exp.name, JmhResults.read(Path.of(rest.getFirst())), exp.setup);
+            }
+            default -> throw new IllegalArgumentException("seed: unknown step '" + args[0] + "' (args, table)");
+        };
+    }
+
+    /**
+     * Rank count, JMH arguments, then notes: the seed's experiment as it can run here. The
+     * user's {@code jmh} arguments come last; {@link #TIMES} only where they set no timing.
+     */
+    static List<String> plan(Experiment exp, boolean gpu, String sizesOption, List<String> jmh) {
+        boolean timed = jmh.stream().anyMatch(a -> List.of("-wi", "-w", "-i", "-r", "-f", "-bm").contains(a));
+        String tail = (timed ? "" : " " + TIMES) + (jmh.isEmpty() ? "" : " " + String.join(" ", jmh));
+        List<String> configs = new ArrayList<>(exp.hostConfigs);
+        if (gpu) {
+            configs.addAll(exp.deviceConfigs);
+        }
+        if (exp == Experiment.IPC) {
+            if (!gpu) {
+                throw new IllegalArgumentException("seed ipc needs 2 or more GPUs with NVLink (CUDA IPC); none is visible here");
+            }
+            return List.of(Integer.toString(exp.ranks), exp.benchmark + tail, "note: " + exp.setup);
+        }
+        if (configs.isEmpty()) {
+            throw new IllegalArgumentException("seed " + exp.name + " needs a GPU and a libfabric whose provider offers FI_HMEM"
+                    + " (its configs " + String.join(", ", exp.deviceConfigs) + " use device memory); none is visible here");
+        }
+        List<Long> sizes = sizes(exp.name, sizesOption);
+        List<String> out = new ArrayList<>();
+        out.add(Integer.toString(exp.ranks));
+        out.add(exp.benchmark + " -p config=" + String.join(",", configs) + " -p size="
+                + sizes.stream().map(Sizes::label).collect(Collectors.joining(",")) + (exp.semantics.isEmpty() ? "" : " " + exp.semantics)
+                + tail);
+        out.add("note: " + exp.setup);
+        if (!gpu && !exp.deviceConfigs.isEmpty()) {
+            out.add("note: no GPU visible here: the device configs (" + String.join(", ", exp.deviceConfigs) + ") are skipped");
+        }
+        if (!sizesOption.equals("all")) {
+            out.add("note: sizes " + sizes.stream().map(Sizes::label).collect(Collectors.joining(", ")) + " of the seed's "
+                    + SeedTables.sizes(exp.name).stream().map(Sizes::label).collect(Collectors.joining(", ")));
+        }
+        return out;
+    }
+
+    /**
+     * The seed's sizes for {@code experiment}: "all", "quick" (its two smallest: a first look
+     * on a laptop) or a comma-separated subset of them.
+     */
+    static List<Long> sizes(String experiment, String option) {
+        List<Long> seed = SeedTables.sizes(experiment);
+        if (option.equals("all")) {
+            return seed;
+        }
+        if (option.equals("quick")) {
+            return seed.subList(0, Math.min(2, seed.size()));
+        }
+        List<Long> out = new ArrayList<>();
+        for (String s : option.split(",")) {
+            long b = Sizes.parse(s.trim());
+            if (!seed.contains(b)) {
+                throw new IllegalArgumentException("seed " + experiment + ": --sizes " + s.trim() + " is not in the seed's table ("
+                        + seed.stream().map(Sizes::label).collect(Collectors.joining(",")) + ")");
+            }
+            out.add(b);
+        }
+        return out;
+    }
+
+    private static String option(List<String> args, String name, String otherwise) {
+        int i = args.indexOf(name);
+        if (i < 0) {
+            return otherwise;
+        }
+        if (i + 1 >= args.size()) {
+            throw new IllegalArgumentException(name + " needs a value");
+        }
+        return args.get(i + 1);
+    }
+}
