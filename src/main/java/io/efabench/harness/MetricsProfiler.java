@@ -34,10 +34,15 @@ import org.openjdk.jmh.util.Statistics;
  * {@link Metrics}. On follower ranks it adds only {@code follower} = the rank, to mark that
  * rank's numbers as mirrors, not results.
  *
- * <p>In {@code -bm sample} JMH pools every sample of every iteration into the primary score; the
- * metrics here pool the same samples ({@link Pooled}), so {@code lat_us} × transfers is the
- * primary score per invocation. A mean of iteration means would not be: a time-based iteration
- * with slow rounds holds fewer samples, and an unweighted mean over-weights it.
+ * <p>Every figure is over the trial's total time, never a mean of per-iteration figures: rates
+ * are the bytes of all measured invocations over the time they took, times are that time over
+ * the invocations (or transfers). In {@code -bm sample} JMH pools every sample of every iteration
+ * into the primary score; the metrics here pool the same samples ({@link Pooled}), so
+ * {@code lat_us} × transfers is the primary score per invocation. In thrpt, avgt and ss each
+ * iteration adds its invocations and their time ({@link OverTime}): JMH's avgt score is the plain
+ * mean of its iterations' scores, so there {@code lat_us} × transfers differs from it where the
+ * iterations differ (a slow iteration holds fewer invocations and weighs less here), and
+ * {@code gbps} = bytes x 8 / that same mean time always.
  */
 public final class MetricsProfiler implements InternalProfiler {
     /** Percentiles reported in sample mode, and their metric names. */
@@ -73,28 +78,9 @@ public final class MetricsProfiler implements InternalProfiler {
         } else {
             double seconds = Double.isNaN(device) ? secondsPerInvocation(bp, ip, primary) : device;
             if (seconds > 0 && !Double.isInfinite(seconds)) {
-                double gbps = Metrics.gbps(t.bytesPerInvocation(), seconds);
-                out.add(new ScalarResult("gbps", gbps, "Gbps", AggregationPolicy.AVG));
-                double pct = Metrics.busbwPct(gbps, t.linkGbps());
-                if (!Double.isNaN(pct)) {
-                    out.add(new ScalarResult("busbw_pct", pct, "%", AggregationPolicy.AVG));
-                }
-                if (t.invocationIsLatency()) {
-                    out.add(new ScalarResult("lat_us", Metrics.transferLatUs(seconds, t.transfersPerInvocation()), "us",
-                            AggregationPolicy.AVG));
-                }
-                Rounds.SeedRound seed = Traffic.seedRound();
-                if (seed != null && t.invocationIsLatency()) {
-                    out.add(new ScalarResult(seed.metric(), Metrics.transferLatUs(seconds, seed.perInvocation()), "us",
-                            AggregationPolicy.AVG));
-                }
-                long algbwBytes = Traffic.algbwBytesPerInvocation();
-                if (algbwBytes > 0) {
-                    out.add(new ScalarResult("algbw_gbps", Metrics.gbps(algbwBytes, seconds), "Gbps", AggregationPolicy.AVG));
-                    double alg = Metrics.ncclAlgbwGBs(algbwBytes, seconds);
-                    out.add(new ScalarResult("nccl_algbw_gbs", alg, "GB/s", AggregationPolicy.AVG));
-                    out.add(new ScalarResult("nccl_busbw_gbs", Metrics.ncclAlltoallBusbwGBs(alg, Traffic.collectiveRanks()),
-                            "GB/s", AggregationPolicy.AVG));
+                double invocations = invocations(ir, bp.getOpsPerInvocation(), ip.getBatchSize());
+                for (Figure f : figures(t)) {
+                    out.add(new OverTime(f, seconds, invocations));
                 }
             }
         }
@@ -125,31 +111,89 @@ public final class MetricsProfiler implements InternalProfiler {
      * sample is then not one latency) only the mean-based ones.
      */
     static List<Pooled> pooled(Traffic t, SampleBuffer invocationNanos, boolean percentiles) {
-        List<Pooled> out = new ArrayList<>(8);
-        out.add(new Pooled("gbps", Pooled.GBPS, 0, invocationNanos, t));
-        long algbwBytes = Traffic.algbwBytesPerInvocation();
-        if (algbwBytes > 0) {
-            out.add(new Pooled("algbw_gbps", Pooled.GBPS, 0, invocationNanos, algbwBytes, t.transfersPerInvocation(), 0));
-            out.add(new Pooled("nccl_algbw_gbs", Pooled.NCCL_ALGBW, 0, invocationNanos, algbwBytes, Traffic.collectiveRanks(), 0));
-            out.add(new Pooled("nccl_busbw_gbs", Pooled.NCCL_BUSBW, 0, invocationNanos, algbwBytes, Traffic.collectiveRanks(), 0));
+        List<Pooled> out = new ArrayList<>(12);
+        for (Figure f : figures(t)) {
+            out.add(new Pooled(f, Double.NaN, invocationNanos));
         }
-        if (t.linkGbps() > 0) {
-            out.add(new Pooled("busbw_pct", Pooled.BUSBW_PCT, 0, invocationNanos, t));
-        }
-        if (!t.invocationIsLatency()) {
-            return out; // pipelined rounds: an invocation's time is not a latency, so no lat_us at all
-        }
-        out.add(new Pooled("lat_us", Pooled.LAT_US, 0, invocationNanos, t));
-        Rounds.SeedRound seed = Traffic.seedRound();
-        if (seed != null) {
-            out.add(new Pooled(seed.metric(), Pooled.LAT_US, 0, invocationNanos, t.bytesPerInvocation(), seed.perInvocation(), 0));
-        }
-        if (percentiles) {
+        if (percentiles && t.invocationIsLatency()) {
             for (int i = 0; i < PERCENTILES.length; i++) {
-                out.add(new Pooled(PERCENTILE_NAMES[i], Pooled.LAT_PERCENTILE, PERCENTILES[i], invocationNanos, t));
+                out.add(new Pooled(new Figure(PERCENTILE_NAMES[i], Figure.LAT_US, 0, t.transfersPerInvocation(), 0),
+                        PERCENTILES[i], invocationNanos));
             }
         }
         return out;
+    }
+
+    /**
+     * The metrics that derive from a mean invocation time, for this trial's traffic: gbps,
+     * algbw and nccl-tests' figures for a collective, busbw_pct where the link is known, and
+     * where an invocation is a latency lat_us and the seed's unit (rtt_us, round_us).
+     */
+    static List<Figure> figures(Traffic t) {
+        List<Figure> out = new ArrayList<>(8);
+        out.add(new Figure("gbps", Figure.GBPS, t.bytesPerInvocation(), 1, 0));
+        long algbwBytes = Traffic.algbwBytesPerInvocation();
+        if (algbwBytes > 0) {
+            out.add(new Figure("algbw_gbps", Figure.GBPS, algbwBytes, 1, 0));
+            out.add(new Figure("nccl_algbw_gbs", Figure.NCCL_ALGBW, algbwBytes, Traffic.collectiveRanks(), 0));
+            out.add(new Figure("nccl_busbw_gbs", Figure.NCCL_BUSBW, algbwBytes, Traffic.collectiveRanks(), 0));
+        }
+        if (t.linkGbps() > 0) {
+            out.add(new Figure("busbw_pct", Figure.BUSBW_PCT, t.bytesPerInvocation(), 1, t.linkGbps()));
+        }
+        if (t.invocationIsLatency()) { // pipelined rounds: an invocation's time is not a latency
+            out.add(new Figure("lat_us", Figure.LAT_US, 0, t.transfersPerInvocation(), 0));
+            Rounds.SeedRound seed = Traffic.seedRound();
+            if (seed != null) {
+                out.add(new Figure(seed.metric(), Figure.LAT_US, 0, seed.perInvocation(), 0));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Invocations the iteration measured: JMH's measured operations (invocations x
+     * opsPerInvocation / batch in thrpt and avgt, batches in single-shot) turned back into
+     * invocations; 1 where JMH reports none.
+     */
+    static double invocations(IterationResult ir, int opsPerInvocation, int batchSize) {
+        long ops = ir.getMetadata() != null ? ir.getMetadata().getMeasuredOps() : 0;
+        return ops > 0 ? (double) ops * Math.max(1, batchSize) / Math.max(1, opsPerInvocation) : 1;
+    }
+
+    /**
+     * One metric that follows from a mean invocation time through {@link Metrics}: which
+     * formula ({@code kind}), over which bytes, divided into how many transfers (or, for
+     * nccl-tests' busbw, the rank count), against which link. Serializable: results travel from
+     * the forked JVM.
+     */
+    record Figure(String label, int kind, long bytes, int transfers, double linkGbps) implements java.io.Serializable {
+        static final int GBPS = 0;
+        static final int BUSBW_PCT = 1;
+        static final int LAT_US = 2;
+        /** nccl-tests' algbw (GB/s) of {@code bytes} = size x N. */
+        static final int NCCL_ALGBW = 4;
+        /** nccl-tests' alltoall busbw (GB/s): the algbw x (N-1)/N, N in {@code transfers}. */
+        static final int NCCL_BUSBW = 5;
+
+        double of(double meanSeconds) {
+            return switch (kind) {
+                case GBPS -> Metrics.gbps(bytes, meanSeconds);
+                case BUSBW_PCT -> Metrics.busbwPct(Metrics.gbps(bytes, meanSeconds), linkGbps);
+                case NCCL_ALGBW -> Metrics.ncclAlgbwGBs(bytes, meanSeconds);
+                case NCCL_BUSBW -> Metrics.ncclAlltoallBusbwGBs(Metrics.ncclAlgbwGBs(bytes, meanSeconds), transfers);
+                default -> Metrics.transferLatUs(meanSeconds, transfers);
+            };
+        }
+
+        String unit() {
+            return switch (kind) {
+                case GBPS -> "Gbps";
+                case BUSBW_PCT -> "%";
+                case NCCL_ALGBW, NCCL_BUSBW -> "GB/s";
+                default -> "us";
+            };
+        }
     }
 
     /**
@@ -223,74 +267,34 @@ public final class MetricsProfiler implements InternalProfiler {
      */
     public static final class Pooled extends Result<Pooled> {
         private static final long serialVersionUID = 1L;
-        static final int GBPS = 0;
-        static final int BUSBW_PCT = 1;
-        static final int LAT_US = 2;
-        static final int LAT_PERCENTILE = 3;
-        /** nccl-tests' algbw (GB/s) of {@code bytes} = size x N; {@code transfers} carries N. */
-        static final int NCCL_ALGBW = 4;
-        /** nccl-tests' alltoall busbw (GB/s): the algbw x (N-1)/N, N in {@code transfers}. */
-        static final int NCCL_BUSBW = 5;
 
-        private final int kind;
+        private final Figure figure;
+        /** NaN for a mean-based figure, else the percentile of the invocation times it takes. */
         private final double percentile;
         private final SampleBuffer invocationNanos;
-        // Traffic's figures, not the record: results travel from the forked JVM by serialization.
-        private final long bytes;
-        private final int transfers;
-        private final double linkGbps;
         private final long samples;
         private final double error;
 
-        Pooled(String label, int kind, double percentile, SampleBuffer invocationNanos, Traffic t) {
-            this(label, kind, percentile, invocationNanos, t.bytesPerInvocation(), t.transfersPerInvocation(),
-                    t.linkGbps());
+        Pooled(Figure figure, double percentile, SampleBuffer invocationNanos) {
+            this(figure, percentile, invocationNanos, invocationNanos.getStatistics(1e-9));
         }
 
-        Pooled(String label, int kind, double percentile, SampleBuffer invocationNanos, long bytes,
-                int transfers, double linkGbps) {
-            this(label, kind, percentile, invocationNanos, bytes, transfers, linkGbps,
-                    invocationNanos.getStatistics(1e-9));
-        }
-
-        private Pooled(String label, int kind, double percentile, SampleBuffer invocationNanos, long bytes,
-                int transfers, double linkGbps, Statistics seconds) {
-            super(ResultRole.SECONDARY, label, single(figure(kind, percentile, seconds, bytes, transfers, linkGbps)),
-                    unit(kind), AggregationPolicy.AVG);
-            this.kind = kind;
+        private Pooled(Figure figure, double percentile, SampleBuffer invocationNanos, Statistics seconds) {
+            super(ResultRole.SECONDARY, figure.label(), single(value(figure, percentile, seconds)), figure.unit(),
+                    AggregationPolicy.AVG);
+            this.figure = figure;
             this.percentile = percentile;
             this.invocationNanos = invocationNanos;
-            this.bytes = bytes;
-            this.transfers = transfers;
-            this.linkGbps = linkGbps;
             this.samples = seconds.getN();
             double relative = seconds.getN() > 2 ? seconds.getMeanErrorAt(0.999) / seconds.getMean() : Double.NaN;
-            this.error = kind == LAT_PERCENTILE ? Double.NaN : Math.abs(getScore() * relative);
+            this.error = Double.isNaN(percentile) ? Math.abs(getScore() * relative) : Double.NaN;
         }
 
-        private static double figure(int kind, double percentile, Statistics seconds, long bytes, int transfers,
-                double linkGbps) {
+        private static double value(Figure figure, double percentile, Statistics seconds) {
             if (seconds.getN() == 0) {
                 return Double.NaN;
             }
-            double mean = seconds.getMean();
-            return switch (kind) {
-                case GBPS -> Metrics.gbps(bytes, mean);
-                case BUSBW_PCT -> Metrics.busbwPct(Metrics.gbps(bytes, mean), linkGbps);
-                case LAT_US -> Metrics.transferLatUs(mean, transfers);
-                case NCCL_ALGBW -> Metrics.ncclAlgbwGBs(bytes, mean);
-                case NCCL_BUSBW -> Metrics.ncclAlltoallBusbwGBs(Metrics.ncclAlgbwGBs(bytes, mean), transfers);
-                default -> Metrics.transferLatUs(seconds.getPercentile(percentile), transfers);
-            };
-        }
-
-        private static String unit(int kind) {
-            return switch (kind) {
-                case GBPS -> "Gbps";
-                case BUSBW_PCT -> "%";
-                case NCCL_ALGBW, NCCL_BUSBW -> "GB/s";
-                default -> "us";
-            };
+            return figure.of(Double.isNaN(percentile) ? seconds.getMean() : seconds.getPercentile(percentile));
         }
 
         private static Statistics single(double v) {
@@ -338,8 +342,7 @@ public final class MetricsProfiler implements InternalProfiler {
             if (first == null) {
                 throw new IllegalArgumentException("nothing to merge");
             }
-            return new Pooled(first.getLabel(), first.kind, first.percentile, all, first.bytes, first.transfers,
-                    first.linkGbps);
+            return new Pooled(first.figure, first.percentile, all);
         }
     }
 }

@@ -156,6 +156,44 @@ class MetricsProfilerTest {
         assertEquals(2000.0, pp.get("rtt_us"), 2000 * 0.002, pp.toString());
         assertEquals(pp.get("rtt_us") / 2, pp.get("lat_us"), 1e-9, pp.toString());
         assertFalse(pp.containsKey("nccl_algbw_gbs"), "not a collective");
+        Traffic.publish(0, 1, 0, 0); // leaves no collective or seed unit to the other tests
+    }
+
+    /**
+     * Issue 20, rates as bytes over time: in thrpt/avgt/ss iterations add their invocations and
+     * their time. One iteration of 1000 invocations of 10 us (10 ms) and one of 100 invocations of
+     * 1 ms (100 ms: single-shot batches, or an iteration overrun by long invocations) moved 1100
+     * invocations in 110 ms: 100 us each, and gbps is the bytes over those 110 ms. A mean of the two
+     * iterations' rates (as JMH's AVG policy would take) says 5x more.
+     */
+    @Test
+    void timeBasedIterationsAddTheirBytesAndTheirTime() {
+        Traffic.publish(0, 1, 0, 0);
+        Traffic t = new Traffic(1 << 20, 2, 0, 0, true);
+        Map<String, List<OverTime>> byLabel = new TreeMap<>();
+        for (double[] it : new double[][] {{10e-6, 1000}, {1e-3, 100}}) {
+            for (MetricsProfiler.Figure f : MetricsProfiler.figures(t)) {
+                byLabel.computeIfAbsent(f.label(), k -> new java.util.ArrayList<>()).add(new OverTime(f, it[0], it[1]));
+            }
+        }
+        double mean = 110e-3 / 1100;
+        double gbps = OverTime.merge(byLabel.get("gbps")).getScore();
+        double lat = OverTime.merge(byLabel.get("lat_us")).getScore();
+        assertEquals(Metrics.gbps(1100.0 * (1 << 20), 110e-3), gbps, gbps * 1e-12);
+        assertEquals(mean / 2 * 1e6, lat, lat * 1e-12);
+        assertEquals(Metrics.gbps(1 << 20, lat * 2 / 1e6), gbps, gbps * 1e-12, "rate and time agree");
+        double meanOfRates = (Metrics.gbps(1 << 20, 10e-6) + Metrics.gbps(1 << 20, 1e-3)) / 2;
+        assertTrue(meanOfRates > 4 * gbps, "not a mean of the iterations' rates: " + meanOfRates + " vs " + gbps);
+    }
+
+    @Test
+    void invocationsComeFromJmhsMeasuredOperations() {
+        org.openjdk.jmh.results.IterationResult ir = new org.openjdk.jmh.results.IterationResult(null, null,
+                new org.openjdk.jmh.results.IterationResultMetaData(130, 120));
+        assertEquals(120 * 4 / 3.0, MetricsProfiler.invocations(ir, 3, 4), 1e-9, "ops x batch / opsPerInvocation");
+        org.openjdk.jmh.results.IterationResult none = new org.openjdk.jmh.results.IterationResult(null, null,
+                new org.openjdk.jmh.results.IterationResultMetaData(0, 0));
+        assertEquals(1, MetricsProfiler.invocations(none, 1, 1));
     }
 
     private static Map<String, Double> merged(Traffic t, boolean percentiles, SampleBuffer... iterations) {
