@@ -119,6 +119,17 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         return size * ranks * window;
     }
 
+    /** One peer's size per round: the seed's all2all Gbps. */
+    @Override
+    public long seedBytesPerInvocation() {
+        return size * window;
+    }
+
+    @Override
+    public double seedLinkGbps() {
+        return t.seedLinkGbps(layout);
+    }
+
     /** The seed's all2all unit: one round, at window 1 (pipelined rounds have no round time of their own). */
     @Override
     public SeedRound seedRound() {

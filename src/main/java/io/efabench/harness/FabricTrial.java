@@ -157,6 +157,17 @@ public final class FabricTrial implements AutoCloseable {
         return TrialChecks.linkGbps(used, TrialChecks.linkOverrideGbps(), instance);
     }
 
+    /**
+     * The seed's BusBW(%) denominator for a layout: one NIC's link for Single, every channel's
+     * NIC for Multi and RoundRobin (the seed divided RoundRobin by all of the rank's NICs, used or not).
+     */
+    public double seedLinkGbps(io.efabench.harness.engine.OpPlan.Layout layout) {
+        if (layout == io.efabench.harness.engine.OpPlan.Layout.SINGLE) {
+            return linkGbps(0);
+        }
+        return linkGbps(java.util.stream.IntStream.range(0, channels.length).toArray());
+    }
+
     /** Closes {@code resource} with the trial (in reverse order of ownership). */
     public void own(AutoCloseable resource) {
         resources.push(TrialResources.Tier.OWNED, resource);
@@ -282,6 +293,7 @@ public final class FabricTrial implements AutoCloseable {
                 Traffic.publishCollective(r.algbwBytesPerInvocation(), size);
             }
             Traffic.publishSeedRound(r.seedRound());
+            Traffic.publishSeedBusbw(r.seedBytesPerInvocation(), r.seedLinkGbps());
             TrialProvenance.record(this, r);
             return new RoundDriver(this, r);
         } catch (RuntimeException e) {

@@ -141,6 +141,9 @@ public final class MetricsProfiler implements InternalProfiler {
         if (t.linkGbps() > 0) {
             out.add(new Figure("busbw_pct", Figure.BUSBW_PCT, t.bytesPerInvocation(), 1, t.linkGbps()));
         }
+        if (Traffic.seedLinkGbps() > 0 && Traffic.seedBytesPerInvocation() > 0) {
+            out.add(new Figure("seed_busbw_pct", Figure.BUSBW_PCT, Traffic.seedBytesPerInvocation(), 1, Traffic.seedLinkGbps()));
+        }
         if (t.invocationIsLatency()) { // pipelined rounds: an invocation's time is not a latency
             out.add(new Figure("lat_us", Figure.LAT_US, 0, t.transfersPerInvocation(), 0));
             Rounds.SeedRound seed = Traffic.seedRound();

@@ -60,6 +60,12 @@ public final class PingPongRounds implements Rounds {
         return 2 * size * (t.size - 1);
     }
 
+    /** One size per round trip: the seed's SendRecv Gbps. */
+    @Override
+    public long seedBytesPerInvocation() {
+        return size * (t.size - 1);
+    }
+
     /** The seed's SendRecv unit: one ping-pong round trip, one per target per invocation. */
     @Override
     public SeedRound seedRound() {

@@ -41,6 +41,19 @@ public interface Rounds {
         return null;
     }
 
+    /**
+     * Bytes of the seed's Gbps per invocation: SendRecv one size per round trip, all-to-all one
+     * peer's size per round; the others all bytes (their seed Gbps is ours).
+     */
+    default long seedBytesPerInvocation() {
+        return bytesPerInvocation();
+    }
+
+    /** The seed's BusBW(%) denominator ({@link FabricTrial#seedLinkGbps}); the link used where the seed's is the same. */
+    default double seedLinkGbps() {
+        return linkGbps();
+    }
+
     /** Summed link speed of the channels one invocation uses, 0 when unknown. */
     double linkGbps();
 

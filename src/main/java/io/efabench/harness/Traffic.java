@@ -26,6 +26,9 @@ public record Traffic(long bytesPerInvocation, int transfersPerInvocation, doubl
     private static volatile int collectiveRanks;
     /** The seed's timing unit where the benchmark has one ({@link Rounds#seedRound}), else null. */
     private static volatile Rounds.SeedRound seedRound;
+    /** The seed's BusBW(%): its Gbps bytes per invocation and its link ({@link Rounds#seedLinkGbps}); 0 when unknown. */
+    private static volatile long seedBytesPerInvocation;
+    private static volatile double seedLinkGbps;
     /** Collectives only: the last iteration's {min_peer_gbps, max_peer_gbps, slowest_rank_gbps}, or null. */
     private static volatile double[] iterationSpread;
     /** NICs with byte counters: the last iteration's nic_bytes_ratio, else NaN. */
@@ -43,6 +46,8 @@ public record Traffic(long bytesPerInvocation, int transfersPerInvocation, doubl
         algbwBytesPerInvocation = 0;
         collectiveRanks = 0;
         seedRound = null;
+        seedBytesPerInvocation = 0;
+        seedLinkGbps = 0;
         iterationSpread = null;
         nicBytesRatio = Double.NaN;
         DeviceClock.reset();
@@ -84,6 +89,20 @@ public record Traffic(long bytesPerInvocation, int transfersPerInvocation, doubl
 
     public static Rounds.SeedRound seedRound() {
         return seedRound;
+    }
+
+    /** What {@code seed_busbw_pct} divides: the seed's Gbps bytes per invocation, over its link. */
+    public static void publishSeedBusbw(long bytesPerInvocation, double linkGbps) {
+        seedBytesPerInvocation = bytesPerInvocation;
+        seedLinkGbps = linkGbps;
+    }
+
+    public static long seedBytesPerInvocation() {
+        return seedBytesPerInvocation;
+    }
+
+    public static double seedLinkGbps() {
+        return seedLinkGbps;
     }
 
     /** Size x ranks for a collective, else 0: {@code algbw_gbps} is reported only where positive. */

@@ -144,6 +144,11 @@ public final class WriteRounds implements Rounds {
     }
 
     @Override
+    public double seedLinkGbps() {
+        return t.seedLinkGbps(layout);
+    }
+
+    @Override
     public void leaderRound() {
         leader.timedRound();
     }

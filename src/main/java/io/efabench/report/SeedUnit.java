@@ -55,15 +55,17 @@ final class SeedUnit {
         if (r == null) {
             return new double[] {Double.NaN, Double.NaN, Double.NaN};
         }
+        double seedPct = score(r, "seed_busbw_pct"); // the seed's denominator, where the run recorded it
         if (unit == null) {
-            return new double[] {score(r, "gbps"), score(r, "busbw_pct"), score(r, "lat_us")};
+            return new double[] {score(r, "gbps"), Double.isNaN(seedPct) ? score(r, "busbw_pct") : seedPct, score(r, "lat_us")};
         }
         double t = score(r, unit.metric);
         if (!(t > 0)) {
             return new double[] {Double.NaN, Double.NaN, Double.NaN};
         }
         double gbps = Metrics.seedGbps(size, t);
-        return new double[] {gbps, Metrics.seedBusbwPct(gbps, score(r, "gbps"), score(r, "busbw_pct")), t};
+        return new double[] {gbps, Double.isNaN(seedPct) ? Metrics.seedBusbwPct(gbps, score(r, "gbps"), score(r, "busbw_pct"))
+                : seedPct, t};
     }
 
     private static double score(JmhResult r, String metric) {

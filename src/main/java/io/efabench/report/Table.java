@@ -31,6 +31,9 @@ public final class Table {
         boolean nccl = hasMetric(e, "nccl_algbw_gbs");
         if (seed != null) {
             out.append(seed.note).append("\n\n");
+        } else if (hasMetric(e, "seed_busbw_pct")) {
+            out.append("BusBW(%) as the seed: over one NIC for Single, all of the rank's NICs for Multi and RoundRobin"
+                    + " (JSON: seed_busbw_pct; busbw_pct is over the NICs a transfer used).\n\n");
         }
         List<List<String>> rows = new ArrayList<>();
         boolean pct = hasPercentiles(e);
@@ -50,9 +53,8 @@ public final class Table {
                 if (seed != null) {
                     row.addAll(seed.cells(r, size));
                 } else {
-                    row.add(format(r, "gbps", "%.2f"));
-                    row.add(format(r, "busbw_pct", "%.1f"));
-                    row.add(format(r, "lat_us", "%.2f"));
+                    double[] f = SeedUnit.figures(null, r, size);
+                    row.addAll(List.of(SeedUnit.format(f[0], "%.2f"), SeedUnit.format(f[1], "%.1f"), SeedUnit.format(f[2], "%.2f")));
                 }
                 if (nccl) {
                     row.add(format(r, "nccl_algbw_gbs", "%.2f"));

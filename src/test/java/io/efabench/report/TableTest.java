@@ -164,4 +164,30 @@ class TableTest {
         List<String> small = rows(table).stream().filter(r -> r.get(0).equals("4K")).findFirst().orElseThrow();
         assertEquals("-", small.get(2), "4K is not in the seed's table: " + table);
     }
+
+    /**
+     * Issue 20: Write's BusBW(%) as the seed's: where a result carries seed_busbw_pct (over all of
+     * the rank's NICs for Multi and RoundRobin), the table shows it, not busbw_pct (the NICs used).
+     */
+    @Test
+    void writeBusbwIsTheSeedsOverAllOfTheRanksNics() throws Exception {
+        com.google.gson.JsonArray a = com.google.gson.JsonParser.parseString(java.nio.file.Files.readString(
+                Path.of("src/test/resources/io/efabench/report/real-write.json"))).getAsJsonArray();
+        for (var el : a) {
+            var m = el.getAsJsonObject().getAsJsonObject("secondaryMetrics");
+            if (m.has("busbw_pct")) {
+                var seed = m.getAsJsonObject("busbw_pct").deepCopy();
+                seed.addProperty("score", m.getAsJsonObject("busbw_pct").get("score").getAsDouble() * 0.75); // 3 of 4 NICs used
+                m.add("seed_busbw_pct", seed);
+            }
+        }
+        Path f = tmp.resolve("with-seed-busbw.json");
+        java.nio.file.Files.writeString(f, a.toString());
+        Experiment e = Experiment.of(JmhResults.read(f)).getFirst();
+        String table = Table.render(e);
+        assertTrue(table.contains("BusBW(%) as the seed: over one NIC for Single, all of the rank's NICs"), table);
+        JmhResult r = e.cell(e.groups().getFirst(), 256L << 10);
+        String expected = String.format(java.util.Locale.ROOT, "%.1f", r.metric("seed_busbw_pct").score());
+        assertTrue(rows(table).stream().anyMatch(row -> row.get(0).equals("256K") && row.get(3).equals(expected)), table);
+    }
 }
