@@ -855,7 +855,7 @@ cmd_doctor() {
 cmd_seed() {
     local usage="usage: ./run-jmh.sh seed write|sendrecv|all2all|proxy|ipc [--sizes all|quick|LIST] [--provider P] [-- JMH args]"
     (($# >= 1)) || die 2 "$usage"
-    local exp=$1 sizes=all provider="" gpu=no source="" out line
+    local exp=$1 sizes=all provider="" source="" out line
     local extra=()
     shift
     while (($#)); do
@@ -881,8 +881,7 @@ cmd_seed() {
         ensure_jar build
     fi
     preload_jsig
-    gpu_visible && gpu=yes
-    out=$("$JAVA" -cp "$JAR" io.efabench.launch.Seed args "$exp" --gpu "$gpu" --sizes "$sizes" -- "${extra[@]}") || exit 2
+    out=$("$JAVA" "${RANK_JVM_FLAGS[@]}" -cp "$JAR" io.efabench.launch.Seed args "$exp" --sizes "$sizes" -- "${extra[@]}") || exit 2
     local plan=()
     mapfile -t plan <<<"$out"
     read -ra JMH_ARGS <<<"${plan[1]}"

@@ -17,7 +17,7 @@ import io.efabench.report.Sizes;
  * configs, sizes, rank layout and semantics, then our table beside the seed's p5 figures. Java
  * answers, run-jmh.sh runs:
  * <ul>
- *   <li>{@code args EXP --gpu yes|no [--sizes all|quick|LIST]}: the local rank count, the JMH
+ *   <li>{@code args EXP [--sizes all|quick|LIST] [-- JMH_ARGS]}: the local rank count, the JMH
  *       arguments, then lines starting with "note: " to show; exit 2 with one line where the
  *       experiment cannot run here (proxy, ipc without a GPU) or the input is bad.</li>
  *   <li>{@code table EXP RUN_DIR}: the side-by-side table of the run's results.</li>
@@ -91,7 +91,7 @@ public final class Seed {
                 int dashes = rest.indexOf("--");
                 List<String> jmh = dashes < 0 ? List.of() : rest.subList(dashes + 1, rest.size());
                 List<String> own = dashes < 0 ? rest : rest.subList(0, dashes);
-                yield String.join("\n", plan(exp, option(own, "--gpu", "no").equals("yes"), option(own, "--sizes", "all"), jmh)) + "\n";
+                yield String.join("\n", plan(exp, visibleGpus(), option(own, "--sizes", "all"), jmh)) + "\n";
             }
             case "table" -> {
                 if (rest.isEmpty()) {
@@ -107,7 +107,8 @@ public final class Seed {
      * Rank count, JMH arguments, then notes: the seed's experiment as it can run here. The
      * user's {@code jmh} arguments come last; {@link #TIMES} only where they set no timing.
      */
-    static List<String> plan(Experiment exp, boolean gpu, String sizesOption, List<String> jmh) {
+    static List<String> plan(Experiment exp, int gpus, String sizesOption, List<String> jmh) {
+        boolean gpu = gpus > 0;
         boolean timed = jmh.stream().anyMatch(a -> List.of("-wi", "-w", "-i", "-r", "-f", "-bm").contains(a));
         String tail = (timed ? "" : " " + TIMES) + (jmh.isEmpty() ? "" : " " + String.join(" ", jmh));
         List<String> configs = new ArrayList<>(exp.hostConfigs);
@@ -115,8 +116,9 @@ public final class Seed {
             configs.addAll(exp.deviceConfigs);
         }
         if (exp == Experiment.IPC) {
-            if (!gpu) {
-                throw new IllegalArgumentException("seed ipc needs 2 or more GPUs with NVLink (CUDA IPC); none is visible here");
+            if (gpus < 2) {
+                throw new IllegalArgumentException("seed ipc needs 2 or more GPUs with NVLink (CUDA IPC), one per rank; "
+                        + (gpu ? gpus + " is" : "none is") + " visible here");
             }
             return List.of(Integer.toString(exp.ranks), exp.benchmark + tail, "note: " + exp.setup);
         }
@@ -163,6 +165,14 @@ public final class Seed {
             out.add(b);
         }
         return out;
+    }
+
+    /** GPUs CUDA sees here (CUDA_VISIBLE_DEVICES honoured); 0 without a driver or a GPU. */
+    static int visibleGpus() {
+        if (!io.efabench.harness.TrialGpu.present()) {
+            return 0;
+        }
+        return io.efabench.cuda.CudaDevice.visibleCount();
     }
 
     private static String option(List<String> args, String name, String otherwise) {

@@ -15,13 +15,13 @@ class SeedTest {
 
     @Test
     void writeRunsTheSeedsConfigsSizesAndSemanticsWithFourRanks() {
-        List<String> host = Seed.plan(Seed.Experiment.WRITE, false, "quick", List.of());
+        List<String> host = Seed.plan(Seed.Experiment.WRITE, 0, "quick", List.of());
         assertEquals("4", host.get(0));
         assertEquals("WriteBenchmark -p config=SinglePin -p size=256K,512K -p window=1 -p completion=local " + Seed.TIMES,
                 host.get(1));
         assertTrue(host.contains("note: no GPU visible here: the device configs (SingleDMA, MultiDMA, RoundRobinDMA) are skipped"),
                 host.toString());
-        List<String> gpu = Seed.plan(Seed.Experiment.WRITE, true, "all", List.of("-i", "5"));
+        List<String> gpu = Seed.plan(Seed.Experiment.WRITE, 1, "all", List.of("-i", "5"));
         assertTrue(gpu.get(1).startsWith("WriteBenchmark -p config=SinglePin,SingleDMA,MultiDMA,RoundRobinDMA -p size=256K,512K,1M,"
                 + "2M,4M,8M,16M,32M,64M,128M,256M,512M,1G -p window=1 -p completion=local -i 5"), gpu.get(1));
         assertTrue(!gpu.get(1).contains("-wi 1"), "the user's timing replaces the default: " + gpu.get(1));
@@ -29,8 +29,8 @@ class SeedTest {
 
     @Test
     void sendRecvAndAllToAllTakeTheSeedsRankCounts() {
-        assertEquals("2", Seed.plan(Seed.Experiment.SENDRECV, false, "all", List.of()).get(0));
-        List<String> a2a = Seed.plan(Seed.Experiment.ALL2ALL, false, "4M", List.of());
+        assertEquals("2", Seed.plan(Seed.Experiment.SENDRECV, 0, "all", List.of()).get(0));
+        List<String> a2a = Seed.plan(Seed.Experiment.ALL2ALL, 0, "4M", List.of());
         assertEquals("4", a2a.get(0));
         assertEquals("AllToAllBenchmark -p config=SinglePin,MultiPin -p size=4M -p window=1 " + Seed.TIMES, a2a.get(1));
     }
@@ -38,11 +38,12 @@ class SeedTest {
     @Test
     void proxyAndIpcSayWhatTheyNeedWithoutAGpu() {
         IllegalArgumentException p = assertThrows(IllegalArgumentException.class,
-                () -> Seed.plan(Seed.Experiment.PROXY, false, "all", List.of()));
+                () -> Seed.plan(Seed.Experiment.PROXY, 0, "all", List.of()));
         assertTrue(p.getMessage().startsWith("seed proxy needs a GPU"), p.getMessage());
         IllegalArgumentException i = assertThrows(IllegalArgumentException.class,
-                () -> Seed.plan(Seed.Experiment.IPC, false, "all", List.of()));
-        assertTrue(i.getMessage().startsWith("seed ipc needs 2 or more GPUs"), i.getMessage());
+                () -> Seed.plan(Seed.Experiment.IPC, 1, "all", List.of()));
+        assertEquals("seed ipc needs 2 or more GPUs with NVLink (CUDA IPC), one per rank; 1 is visible here", i.getMessage());
+        assertEquals("2", Seed.plan(Seed.Experiment.IPC, 2, "all", List.of()).get(0));
         IllegalArgumentException s = assertThrows(IllegalArgumentException.class, () -> Seed.sizes("write", "3M"));
         assertTrue(s.getMessage().contains("3M is not in the seed's table"), s.getMessage());
     }
