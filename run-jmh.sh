@@ -849,6 +849,22 @@ cmd_doctor() {
     exit "$rc"
 }
 
+# Java, libfabric and the jar for a run: under a cluster launcher never installs or builds (every
+# rank would), and sets RUN_SOURCE (and CLUSTER_*) from Java's reading of the launcher's variables.
+prepare_run() {
+    RUN_SOURCE=""
+    find_java
+    if under_launcher; then
+        ensure_libfabric no
+        ensure_jar nobuild
+        launch_info
+        RUN_SOURCE=$CLUSTER_SOURCE
+    else
+        ensure_libfabric yes
+        ensure_jar build
+    fi
+}
+
 # seed EXP: Java names the seed's configs, sizes, ranks and semantics for EXP (io.efabench.launch.Seed),
 # this runs them like any suite (local ranks, or the job's under a cluster launcher), then Java
 # prints our table beside the seed's p5 figures.
@@ -870,16 +886,8 @@ cmd_seed() {
         shift
     done
     [[ -z $provider || $provider =~ $PROVIDER_NAME ]] || die 2 "--provider needs a provider name (tcp, shm, efa, ...), got '$provider'"
-    find_java
-    if under_launcher; then
-        ensure_libfabric no
-        ensure_jar nobuild
-        launch_info
-        source=$CLUSTER_SOURCE
-    else
-        ensure_libfabric yes
-        ensure_jar build
-    fi
+    prepare_run
+    source=$RUN_SOURCE
     preload_jsig
     out=$("$JAVA" "${RANK_JVM_FLAGS[@]}" -cp "$JAR" io.efabench.launch.Seed args "$exp" --sizes "$sizes" -- "${extra[@]}") || exit 2
     local plan=()
@@ -965,17 +973,9 @@ main() {
     JMH_ARGS=("$@")
 
     local source=""
-    find_java
-    if under_launcher; then
-        ensure_libfabric no
-        ensure_jar nobuild
-        launch_info
-        source=$CLUSTER_SOURCE
-        [[ -n $ranks ]] && die 2 "--ranks is not allowed under $source: the job launcher starts the ranks"
-    else
-        ensure_libfabric yes
-        ensure_jar build
-    fi
+    prepare_run
+    source=$RUN_SOURCE
+    [[ -n $source && -n $ranks ]] && die 2 "--ranks is not allowed under $source: the job launcher starts the ranks"
 
     preload_jsig
     ((${#JMH_ARGS[@]})) && hide_test_helpers
