@@ -809,6 +809,9 @@ cmd_doctor() {
         esac
         shift
     done
+    if [[ $run == yes ]] && under_launcher; then
+        die 2 "doctor: its smoke run starts 2 ranks of its own: run it on the node outside srun/mpirun/torchrun, or pass --no-run"
+    fi
     # --json: stdout carries the one JSON object only; the launcher's own notes go to stderr.
     if [[ $json == yes ]]; then exec 3>&1 1>&2; else exec 3>&1; fi
     find_java

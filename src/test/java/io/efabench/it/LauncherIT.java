@@ -137,6 +137,10 @@ class LauncherIT {
         assertTrue(missing.out.lines().anyMatch(l -> l.startsWith("FAIL  libfabric        --libfabric /no/such/dir: no libfabric.so.1")
                 && l.contains("; fix: ")), missing.out);
         assertFalse(missing.out.contains("smoke"), "no smoke run after a FAIL:\n" + missing.out);
+
+        Run underSrun = launch(Map.of("SLURM_PROCID", "0", "SLURM_NTASKS", "2"), "doctor");
+        assertEquals(2, underSrun.code, underSrun.out);
+        assertTrue(underSrun.out.contains("doctor: its smoke run starts 2 ranks of its own"), underSrun.out);
     }
 
     /**
