@@ -88,20 +88,22 @@ class FabricBenchmarksIT {
             lat.put(name, latUs);
             if (!mode.equals("ss")) {
                 // Noise-free within one result: JMH's op is a batch of -bs invocations of 2
-                // one-way transfers (ping + pong), so lat_us = us per op / batch / 2, iteration by
-                // iteration (thrpt: us per op is the reciprocal of each iteration's ops/us).
+                // one-way transfers (ping + pong), so lat_us = us per op / batch / 2, over the
+                // trial's total time (issue 20): the iterations' time over their ops. Iterations
+                // last -r each, so that is 1 / the mean of the iterations' ops/us (thrpt) and the
+                // harmonic mean of their us/op (avgt); sample mode pools like JMH's own score.
                 JsonObject primary = e.getAsJsonObject("primaryMetric");
                 double usPerOp = primary.get("score").getAsDouble();
-                if (mode.equals("thrpt")) {
+                if (!mode.equals("sample")) {
                     double sum = 0;
                     int n = 0;
                     for (JsonElement fork : primary.getAsJsonArray("rawData")) {
                         for (JsonElement it : fork.getAsJsonArray()) {
-                            sum += 1 / it.getAsDouble();
+                            sum += mode.equals("thrpt") ? it.getAsDouble() : 1 / it.getAsDouble();
                             n++;
                         }
                     }
-                    usPerOp = sum / n;
+                    usPerOp = n / sum;
                 }
                 double expected = usPerOp / Integer.parseInt(run[1]) / 2;
                 assertTrue(Math.abs(latUs / expected - 1) < 0.05, name + ": lat_us " + latUs + " but JMH's "
