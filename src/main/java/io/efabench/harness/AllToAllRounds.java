@@ -50,6 +50,9 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
     private final LocalCompletions local;
     private final ArrivalCounter arrivals;
     private final PeerSpread spread;
+    /** Test hook EFABENCH_TEST_SLOW_RECEIVE=k: rank k handles every arrival 2 ms late (a slow target). */
+    private final boolean slowReceive;
+    static final long SLOW_RECEIVE_NANOS = 2_000_000;
 
     /** END as learned from rank 0's FINAL writes of this iteration (the smallest bound), or -1. */
     private long finalEnd = -1;
@@ -99,6 +102,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         local = new LocalCompletions(ranks, unservedRounds);
         arrivals = new ArrivalCounter(me, opsFrom, unservedRounds);
         spread = new PeerSpread(ranks, local.ring());
+        slowReceive = TestHooks.integer("EFABENCH_TEST_SLOW_RECEIVE") == me;
     }
 
     /** Bytes this rank sends to other ranks per invocation: size x (N-1) x the rounds of a window. */
@@ -173,8 +177,9 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
     /** Rank 0's timed invocation: a window of rounds, posted and completed. */
     @Override
     public void leaderRound() {
+        spread.invocationStarted();
         pipeline.timed();
-        spread.roundsDone(window);
+        spread.invocationDone();
     }
 
     /** Any other rank's invocation: the same, or nothing once the rounds up to END are posted. */
@@ -183,8 +188,9 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         if (pastEnd()) {
             return;
         }
+        spread.invocationStarted();
         pipeline.timed();
-        spread.roundsDone(window);
+        spread.invocationDone();
     }
 
     /**
@@ -221,7 +227,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
     @Override
     public void post(long r, boolean closesWindow) {
         local.begin(r);
-        spread.roundPosted(local.index(r), timed);
+        spread.roundPosted(local.index(r), r, timed);
         int slot = pipeline.slot(r);
         long imm = Immediate.encode(kind, me, r);
         for (int i = 0; i < plan.ops(); i++) {
@@ -297,7 +303,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
                     + arrivals.served() + ") past END " + end);
         }
         checkedPass(end);
-        spread.publish(t, size, size * (ranks - 1));
+        spread.publish(t, size, size * (ranks - 1) * window);
     }
 
     /** The checked pass: {@code slots} rounds through the same pipeline, every slot with its own patterns. */
@@ -321,15 +327,21 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
 
     @Override
     public void writeDone(int tag) {
-        int peer = local.done(tag);
-        if (peer >= 0) {
-            spread.peerDone(peer, local.roundIndex(tag));
-        }
+        local.done(tag);
     }
 
     @Override
     public void arrived(long data) {
+        if (slowReceive) {
+            long until = System.nanoTime() + SLOW_RECEIVE_NANOS;
+            while (System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+        }
         long r = arrivals.arrived(data);
+        if (arrivals.senderComplete()) {
+            spread.arrivedFrom(Immediate.sender(data), r, local.index(r));
+        }
         if (Immediate.kind(data) == Immediate.FINAL) {
             // Writes are unordered: a later FINAL round may arrive first and overstate END; the
             // first one (END - W + 1) has arrived by the time END matters (pastEnd).

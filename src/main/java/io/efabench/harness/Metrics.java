@@ -17,11 +17,11 @@ package io.efabench.harness;
  *       rank 0's figures: {@code gbps} = size x (N-1) x 8 / round time, the bytes this rank sent
  *       to other ranks (nccl-tests' busbw for alltoall); {@code algbw_gbps} = size x N x 8 /
  *       round time (nccl-tests' algbw); {@code busbw_pct} = gbps over the link speed of the
- *       channels this rank wrote on; {@code min_peer_gbps} / {@code max_peer_gbps}: per receiving
- *       rank, size x 8 / the mean time from a round's start at a sender to the local completion
- *       of that sender's last write to it, averaged over its senders, then the lowest and highest
- *       over all ranks; {@code slowest_rank_gbps}: gbps of the rank with the longest mean round
- *       time in the iteration (a collective is as slow as its slowest rank). The seed's all2all
+ *       channels this rank wrote on; {@code min_peer_gbps} / {@code p50_peer_gbps} /
+ *       {@code max_peer_gbps}: per pair, size x 8 / the mean time from the receiver's start of a
+ *       round to the arrival of the sender's last write of it (PeerSpread), lowest, median and
+ *       highest over all pairs; {@code slowest_rank_gbps}: an invocation's bytes over the mean of
+ *       each invocation's slowest rank time (a collective is as slow as its slowest rank). The seed's all2all
  *       figure is one peer's bytes over the round: ours divided by N-1; {@code nccl_algbw_gbs} and
  *       {@code nccl_busbw_gbs}: nccl-tests' alltoall_perf figures in GB/s ({@link #ncclAlgbwGBs},
  *       {@link #ncclAlltoallBusbwGBs}).</li>

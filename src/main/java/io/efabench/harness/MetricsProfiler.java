@@ -90,7 +90,7 @@ public final class MetricsProfiler implements InternalProfiler {
         }
         double[] spread = Traffic.takeIterationSpread();
         if (spread != null) {
-            String[] names = {"min_peer_gbps", "max_peer_gbps", "slowest_rank_gbps"};
+            String[] names = {"min_peer_gbps", "p50_peer_gbps", "max_peer_gbps", "slowest_rank_gbps"};
             for (int i = 0; i < names.length; i++) {
                 if (spread[i] > 0 && !Double.isInfinite(spread[i])) {
                     out.add(new ScalarResult(names[i], spread[i], "Gbps", AggregationPolicy.AVG));

@@ -1,100 +1,139 @@
 package io.efabench.harness;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
 /**
- * All-to-all's spread over ranks and peers in one iteration: each rank times its own timed
- * rounds (one clock read per invocation) and, per peer, the time from a round's post to the
- * local completion of its last write to that peer. At the end of the iteration every rank's
- * figures are allgathered and rank 0 publishes {@code slowest_rank_gbps} and
- * {@code min_peer_gbps} / {@code max_peer_gbps} ({@link Metrics}).
+ * All-to-all's spread over pairs and ranks in one iteration, seen from the receiving side. Per
+ * pair (sender s, receiver q): the time from q's start of a timed round (its post) to the arrival
+ * at q of s's last write of that round, on q's own clock (data that came before q started the
+ * round counts as 0 and leaves that round out of the pair's mean). Per rank: each timed
+ * invocation's duration. At the end of the iteration every rank's figures are allgathered and
+ * rank 0 publishes {@code min_peer_gbps}, {@code p50_peer_gbps}, {@code max_peer_gbps} over all
+ * pairs (size x 8 / the pair's mean time) and {@code slowest_rank_gbps}: the bytes of an
+ * invocation over the mean, across invocations, of the slowest rank's time of each (a collective
+ * is as slow as its slowest rank, invocation by invocation). Allocation-free while timed: the
+ * invocation times go into a preallocated array (the first {@link #MAX_INVOCATIONS} of an iteration).
  */
 final class PeerSpread {
-    private final long[] peerNanos;
-    private final long[] peerRounds;
-    /** Per ring index of this rank's rounds in flight: when posted, and whether timed. */
+    static final int MAX_INVOCATIONS = 1 << 16;
+
+    private final long[] pairNanos;
+    private final long[] pairRounds;
+    /** Per ring index of this rank's rounds in flight: which round, when posted, whether timed. */
+    private final long[] postedRound;
     private final long[] postedAt;
     private final boolean[] timed;
-    private long iterationStart;
-    private long lastRoundEnd;
-    private long timedRounds;
+    private final long[] invocationNanos = new long[MAX_INVOCATIONS];
+    private int invocations;
+    private long invocationStart;
 
     PeerSpread(int ranks, int ring) {
-        peerNanos = new long[ranks];
-        peerRounds = new long[ranks];
+        pairNanos = new long[ranks];
+        pairRounds = new long[ranks];
+        postedRound = new long[ring];
         postedAt = new long[ring];
         timed = new boolean[ring];
+        Arrays.fill(postedRound, -1);
     }
 
-    /** This rank posts the round of ring index {@code ri} now; {@code counted}: a timed one. */
-    void roundPosted(int ri, boolean counted) {
+    /** This rank posts round {@code round} (ring index {@code ri}) now; {@code counted}: a timed one. */
+    void roundPosted(int ri, long round, boolean counted) {
         postedAt[ri] = System.nanoTime();
+        postedRound[ri] = round;
         timed[ri] = counted;
     }
 
     /** The timed span starts: every figure of the last iteration forgotten. */
     void start() {
-        Arrays.fill(peerNanos, 0);
-        Arrays.fill(peerRounds, 0);
-        timedRounds = 0;
-        iterationStart = System.nanoTime();
-        lastRoundEnd = iterationStart;
+        Arrays.fill(pairNanos, 0);
+        Arrays.fill(pairRounds, 0);
+        invocations = 0;
     }
 
-    /** A timed invocation of this rank ended, {@code rounds} rounds long. */
-    void roundsDone(int rounds) {
-        lastRoundEnd = System.nanoTime();
-        timedRounds += rounds;
+    /** A timed invocation of this rank begins. */
+    void invocationStarted() {
+        invocationStart = System.nanoTime();
     }
 
-    /** This rank's last write to {@code peer} of the round of ring index {@code ri} completed. */
-    void peerDone(int peer, int ri) {
-        if (timed[ri]) {
-            peerNanos[peer] += System.nanoTime() - postedAt[ri];
-            peerRounds[peer]++;
+    /** A timed invocation of this rank ended. */
+    void invocationDone() {
+        if (invocations < MAX_INVOCATIONS) {
+            invocationNanos[invocations++] = System.nanoTime() - invocationStart;
         }
     }
 
-    /** Allgathers every rank's figures; rank 0 publishes them for the iteration ({@code size} bytes to each peer per round). */
-    void publish(FabricTrial t, long size, long bytesPerRound) {
-        int ranks = peerNanos.length;
-        ByteBuffer mine = ByteBuffer.allocate(8 * (1 + ranks));
-        mine.putDouble(timedRounds > 0 ? (double) (lastRoundEnd - iterationStart) / timedRounds : Double.NaN);
-        for (int p = 0; p < ranks; p++) {
-            mine.putDouble(peerRounds[p] > 0 ? (double) peerNanos[p] / peerRounds[p] : Double.NaN);
+    /** The last planned write of {@code sender}'s round {@code round} (ring index {@code ri} here) arrived. */
+    void arrivedFrom(int sender, long round, int ri) {
+        if (postedRound[ri] == round && timed[ri]) {
+            long ns = System.nanoTime() - postedAt[ri];
+            if (ns > 0) {
+                pairNanos[sender] += ns;
+                pairRounds[sender]++;
+            }
         }
-        List<byte[]> all = t.group.allgather("all-to-all round times", mine.array(), t.timeout);
+    }
+
+    /** Allgathers every rank's figures; rank 0 publishes them ({@code size} to each peer, {@code bytesPerInvocation} per rank). */
+    void publish(FabricTrial t, long size, long bytesPerInvocation) {
+        int ranks = pairNanos.length;
+        ByteBuffer mine = ByteBuffer.allocate(8 * (1 + ranks + invocations));
+        mine.putLong(invocations);
+        for (int s = 0; s < ranks; s++) {
+            mine.putDouble(pairRounds[s] > 0 ? (double) pairNanos[s] / pairRounds[s] : Double.NaN);
+        }
+        for (int k = 0; k < invocations; k++) {
+            mine.putLong(invocationNanos[k]);
+        }
+        List<byte[]> all = t.group.allgather("all-to-all pair and round times", mine.array(), t.timeout);
         if (t.rank != 0) {
             return;
         }
-        double slowest = 0;
-        double[] sum = new double[ranks];
-        int[] count = new int[ranks];
-        for (int s = 0; s < ranks; s++) {
-            ByteBuffer b = ByteBuffer.wrap(all.get(s));
-            double roundNs = b.getDouble();
-            if (!Double.isNaN(roundNs)) {
-                slowest = Math.max(slowest, roundNs);
-            }
-            for (int q = 0; q < ranks; q++) {
+        List<Double> pairs = new ArrayList<>();
+        long[][] times = new long[ranks][];
+        int common = Integer.MAX_VALUE;
+        for (int q = 0; q < ranks; q++) {
+            ByteBuffer b = ByteBuffer.wrap(all.get(q));
+            int n = (int) b.getLong();
+            for (int s = 0; s < ranks; s++) {
                 double ns = b.getDouble();
-                if (q != s && !Double.isNaN(ns)) {
-                    sum[q] += ns;
-                    count[q]++;
+                if (s != q && ns > 0) {
+                    pairs.add(Metrics.gbps(size, ns / 1e9));
                 }
             }
-        }
-        double min = Double.POSITIVE_INFINITY;
-        double max = 0;
-        for (int q = 0; q < ranks; q++) {
-            if (count[q] > 0 && sum[q] > 0) {
-                double g = Metrics.gbps(size, sum[q] / count[q] / 1e9);
-                min = Math.min(min, g);
-                max = Math.max(max, g);
+            times[q] = new long[n];
+            for (int k = 0; k < n; k++) {
+                times[q][k] = b.getLong();
             }
+            common = Math.min(common, n);
         }
-        Traffic.publishIterationSpread(min, max, slowest > 0 ? Metrics.gbps(bytesPerRound, slowest / 1e9) : 0);
+        Traffic.publishIterationSpread(spread(pairs), slowestRankGbps(times, common, bytesPerInvocation));
+    }
+
+    /** {min, p50, max} of the pairs' Gbps; NaN where there are none. */
+    static double[] spread(List<Double> pairGbps) {
+        if (pairGbps.isEmpty()) {
+            return new double[] {Double.NaN, Double.NaN, Double.NaN};
+        }
+        double[] g = pairGbps.stream().mapToDouble(Double::doubleValue).sorted().toArray();
+        return new double[] {g[0], g[(g.length - 1) / 2], g[g.length - 1]};
+    }
+
+    /** Bytes of an invocation over the mean of each invocation's slowest rank time (the first {@code n} of every rank). */
+    static double slowestRankGbps(long[][] times, int n, long bytesPerInvocation) {
+        if (n <= 0 || n == Integer.MAX_VALUE) {
+            return Double.NaN;
+        }
+        double sum = 0;
+        for (int k = 0; k < n; k++) {
+            long max = 0;
+            for (long[] rank : times) {
+                max = Math.max(max, rank[k]);
+            }
+            sum += max;
+        }
+        return Metrics.gbps(bytesPerInvocation, sum / n / 1e9);
     }
 }

@@ -114,8 +114,8 @@ public record Traffic(long bytesPerInvocation, int transfersPerInvocation, doubl
      * Rank 0 of a collective, in the iteration teardown: the spread over peers and ranks of the
      * iteration just measured (each in Gbps, see {@link Metrics}); read once by the profiler.
      */
-    public static void publishIterationSpread(double minPeerGbps, double maxPeerGbps, double slowestRankGbps) {
-        iterationSpread = new double[] {minPeerGbps, maxPeerGbps, slowestRankGbps};
+    public static void publishIterationSpread(double[] minP50MaxPeerGbps, double slowestRankGbps) {
+        iterationSpread = new double[] {minP50MaxPeerGbps[0], minP50MaxPeerGbps[1], minP50MaxPeerGbps[2], slowestRankGbps};
     }
 
     /** The spread published for the last iteration, cleared on reading; null when none. */

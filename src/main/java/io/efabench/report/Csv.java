@@ -34,12 +34,12 @@ public final class Csv {
      * lat_us, (lat_p50_us, lat_p90_us, lat_p99_us, lat_p999_us when any result has them),
      * checked_rounds (verified rounds behind the figure; empty where the benchmark has none),
      * (rtt_us or round_us, the seed's unit, where any result has it), (algbw_gbps, nccl_algbw_gbs,
-     * nccl_busbw_gbs, min_peer_gbps, max_peer_gbps, slowest_rank_gbps for all-to-all), score,
+     * nccl_busbw_gbs, min_peer_gbps, p50_peer_gbps, max_peer_gbps, slowest_rank_gbps for all-to-all), score,
      * score_error, score_unit, mode.
      */
     /** All-to-all's extra metrics, as columns where any result has them. */
     static final List<String> COLLECTIVE = List.of("algbw_gbps", "nccl_algbw_gbs", "nccl_busbw_gbs", "min_peer_gbps",
-            "max_peer_gbps", "slowest_rank_gbps");
+            "p50_peer_gbps", "max_peer_gbps", "slowest_rank_gbps");
 
     public static String render(Experiment e) {
         TreeSet<String> paramKeys = new TreeSet<>();

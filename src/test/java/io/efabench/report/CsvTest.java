@@ -69,7 +69,7 @@ class CsvTest {
         Experiment e = Experiment.of(JmhResults.read(Fixtures.runDir("real-alltoall-2ranks.json",
                 java.nio.file.Files.createTempDirectory("csv")))).getFirst();
         java.util.List<String> lines = Csv.render(e).lines().toList();
-        assertTrue(lines.getFirst().contains(",lat_us,checked_rounds,algbw_gbps,nccl_algbw_gbs,nccl_busbw_gbs,min_peer_gbps,max_peer_gbps,slowest_rank_gbps,score,"),
+        assertTrue(lines.getFirst().contains(",lat_us,checked_rounds,algbw_gbps,nccl_algbw_gbs,nccl_busbw_gbs,min_peer_gbps,p50_peer_gbps,max_peer_gbps,slowest_rank_gbps,score,"),
                 lines.getFirst());
         String[] row = lines.get(1).split(",");
         java.util.List<String> head = java.util.List.of(lines.getFirst().split(","));

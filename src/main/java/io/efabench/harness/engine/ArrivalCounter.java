@@ -18,6 +18,8 @@ public final class ArrivalCounter {
     private final int[][] arrivals;
     private final int[] sendersDone;
     private long served;
+    /** Whether the last {@link #arrived} completed its sender's writes of its round. */
+    private boolean senderComplete;
 
     /**
      * @param me       this rank
@@ -35,6 +37,11 @@ public final class ArrivalCounter {
         this.ring = Integer.highestOneBit(Math.max(1, unserved)) * 2;
         this.arrivals = new int[expected.length][ring];
         this.sendersDone = new int[ring];
+    }
+
+    /** True when the last {@link #arrived} was its sender's last planned write of that round. */
+    public boolean senderComplete() {
+        return senderComplete;
     }
 
     /** Every round up to this one has all its writes. */
@@ -63,7 +70,8 @@ public final class ArrivalCounter {
                     + " writes with immediate data, but rank " + sender + "'s plan has " + expected[sender]
                     + " for this rank");
         }
-        if (n == expected[sender] && ++sendersDone[ri] == senders) {
+        senderComplete = n == expected[sender];
+        if (senderComplete && ++sendersDone[ri] == senders) {
             advance();
         }
         return r;
