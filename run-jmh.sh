@@ -852,6 +852,10 @@ cmd_doctor() {
     exit "$rc"
 }
 
+check_provider() {  # check_provider NAME: --provider's value, or a one-line error
+    [[ $1 =~ $PROVIDER_NAME ]] || die 2 "--provider needs a provider name (tcp, shm, efa, ...), got '$1'"
+}
+
 # Java, libfabric and the jar for a run: under a cluster launcher never installs or builds (every
 # rank would), and sets RUN_SOURCE (and CLUSTER_*) from Java's reading of the launcher's variables.
 prepare_run() {
@@ -888,7 +892,7 @@ cmd_seed() {
         esac
         shift
     done
-    [[ -z $provider || $provider =~ $PROVIDER_NAME ]] || die 2 "--provider needs a provider name (tcp, shm, efa, ...), got '$provider'"
+    [[ -z $provider ]] || check_provider "$provider"
     prepare_run
     source=$RUN_SOURCE
     preload_jsig
@@ -963,7 +967,7 @@ main() {
             else
                 provider=${1#--provider=}
             fi
-            [[ $provider =~ $PROVIDER_NAME ]] || die 2 "--provider needs a provider name (tcp, shm, efa, ...), got '$provider'"
+            check_provider "$provider"
             ;;
         --profile) profile=yes ;;
         --help) usage; exit 0 ;;

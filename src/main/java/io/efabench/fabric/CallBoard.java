@@ -71,21 +71,32 @@ public final class CallBoard {
      */
     static int removeDeadBoards(Path dir) {
         int removed = 0;
+        for (Path f : deadBoards(dir)) {
+            try {
+                if (Files.deleteIfExists(f)) {
+                    removed++;
+                }
+            } catch (IOException anotherUsers) {
+                // /dev/shm is sticky: another user's board stays
+            }
+        }
+        return removed;
+    }
+
+    /** The boards under {@code dir} whose process is gone; empty where {@code dir} cannot be read. */
+    static java.util.List<Path> deadBoards(Path dir) {
+        java.util.List<Path> dead = new java.util.ArrayList<>();
         try (java.nio.file.DirectoryStream<Path> boards = Files.newDirectoryStream(dir, PREFIX + "*")) {
             for (Path f : boards) {
                 String pid = f.getFileName().toString().substring(PREFIX.length());
-                try {
-                    if (pid.matches("\\d{1,18}") && ProcessHandle.of(Long.parseLong(pid)).isEmpty() && Files.deleteIfExists(f)) {
-                        removed++;
-                    }
-                } catch (IOException anotherUsers) {
-                    // /dev/shm is sticky: another user's board stays
+                if (pid.matches("\\d{1,18}") && ProcessHandle.of(Long.parseLong(pid)).isEmpty()) {
+                    dead.add(f);
                 }
             }
         } catch (IOException | SecurityException e) {
-            // not ours to remove, or no /dev/shm
+            // not ours to read, or no /dev/shm
         }
-        return removed;
+        return dead;
     }
 
     private static void watch(Path file, MemorySegment memory, long pid, Duration timeout) {

@@ -279,9 +279,7 @@ public final class Channel implements AutoCloseable {
             bindEventQueue();
             if (nic.offersHmem()) {
                 // Before fi_enable, as aws-ofi-nccl: no CUDA call from the provider's progress while a kernel spins.
-                int rc = Fi.atLeast(apiVersion, EndpointOptions.CUDA_API_PERMITTED_VERSION)
-                        ? EndpointOptions.setBool(ep, EndpointOptions.CUDA_API_PERMITTED, false) : 0;
-                cudaApiPermitted = EndpointOptions.cudaApiPermittedOutcome(apiVersion, rc);
+                cudaApiPermitted = EndpointOptions.forbidCudaApi(ep, apiVersion);
             }
             Fi.enable("fi_enable" + where, ep);
             name = getname(arena, where);

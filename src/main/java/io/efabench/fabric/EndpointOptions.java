@@ -94,6 +94,12 @@ final class EndpointOptions {
         return answered >= 0 ? answered : txInjectSize;
     }
 
+    /** Sets FI_OPT_CUDA_API_PERMITTED=false where the API has it; what that came to ({@link #cudaApiPermittedOutcome}). */
+    static String forbidCudaApi(MemorySegment ep, int apiVersion) {
+        int rc = Fi.atLeast(apiVersion, CUDA_API_PERMITTED_VERSION) ? setBool(ep, CUDA_API_PERMITTED, false) : 0;
+        return cudaApiPermittedOutcome(apiVersion, rc);
+    }
+
     /**
      * What FI_OPT_CUDA_API_PERMITTED=false came to on a device channel, for provenance:
      * "false" (set: the provider will not call CUDA from its progress), or why not. shm refuses

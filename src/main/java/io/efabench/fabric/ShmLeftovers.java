@@ -44,18 +44,17 @@ public final class ShmLeftovers {
      */
     public static List<Path> ofDeadProcesses(Path dir) {
         List<Path> dead = new ArrayList<>();
-        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(dir, "*:*:*")) {
             for (Path f : files) {
                 String n = f.getFileName().toString();
-                String pid = n.matches("\\d+:\\d+:\\d+") ? n.substring(0, n.indexOf(':'))
-                        : n.matches("efabench-calls-\\d+") ? n.substring("efabench-calls-".length()) : null;
-                if (pid != null && ProcessHandle.of(Long.parseLong(pid)).isEmpty()) {
+                if (n.matches("\\d{1,18}:\\d+:\\d+") && ProcessHandle.of(Long.parseLong(n.substring(0, n.indexOf(':')))).isEmpty()) {
                     dead.add(f);
                 }
             }
-        } catch (IOException | SecurityException | NumberFormatException e) {
+        } catch (IOException | SecurityException e) {
             // no /dev/shm, or not readable: nothing to report
         }
+        dead.addAll(CallBoard.deadBoards(dir));
         return dead;
     }
 

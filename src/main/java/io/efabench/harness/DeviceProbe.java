@@ -14,8 +14,8 @@ import io.efabench.rank.RankEnv;
 public final class DeviceProbe {
     private DeviceProbe() {}
 
-    /** "dmabuf" or "va (DMA-BUF refused: ...)", and FI_OPT_CUDA_API_PERMITTED's outcome. */
-    public record Outcome(String registration, String cudaApiPermitted) {}
+    /** "dmabuf" or "va (DMA-BUF refused: ...)", whether that was DMA-BUF, and FI_OPT_CUDA_API_PERMITTED's outcome. */
+    public record Outcome(String registration, boolean dmabuf, String cudaApiPermitted) {}
 
     public static Outcome register(Discovery hmem) {
         try (TrialGpu gpu = TrialGpu.open(RankEnv.fromEnvironment(), TrialGpu.Sharing.ALLOWED, Duration.ofSeconds(30));
@@ -23,7 +23,7 @@ public final class DeviceProbe {
              TrialBuffer b = TrialBuffer.device(2 << 20, gpu, new Channel[] {ch}, 0)) {
             String how = b.registration().name().toLowerCase(java.util.Locale.ROOT);
             return new Outcome(b.dmaBufRefusal() == null ? how : how + " (DMA-BUF refused: " + b.dmaBufRefusal() + ")",
-                    ch.cudaApiPermitted());
+                    b.registration() == TrialBuffer.Registration.DMABUF, ch.cudaApiPermitted());
         }
     }
 }

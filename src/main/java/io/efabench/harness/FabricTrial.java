@@ -63,7 +63,7 @@ public final class FabricTrial implements AutoCloseable {
     private Duration iterationTime = Duration.ZERO;
     private long iteration;
     /** This node's EC2 instance type, which confirms efa's link speeds (or not). */
-    final io.efabench.topology.InstanceType instance = io.efabench.topology.InstanceType.of(TrialOpening.sysfs());
+    final io.efabench.topology.InstanceType instance = io.efabench.topology.InstanceType.of(Sysfs.fromEnvironment());
     /** Rank 0 on efa/verbs with sysfs byte counters: nic_bytes_ratio per iteration; else null. */
     NicCounters nicCounters;
 

@@ -79,12 +79,7 @@ final class TrialOpening {
         if (System.getenv("EFABENCH_TEST_SYSFS_ROOT") == null && !NicPath.isNicProvider(provider)) {
             return null;
         }
-        return NicCounters.of(sysfs(), Arrays.stream(nicOf).map(NicInfo::domainName).distinct().toList()).orElse(null);
-    }
-
-    /** /sys, or the fixture tree of the test hook EFABENCH_TEST_SYSFS_ROOT (counters, instance type). */
-    static Sysfs sysfs() {
-        String root = System.getenv("EFABENCH_TEST_SYSFS_ROOT");
-        return root != null ? new Sysfs(java.nio.file.Path.of(root)) : Sysfs.system();
+        return NicCounters.of(Sysfs.fromEnvironment(), Arrays.stream(nicOf).map(NicInfo::domainName).distinct().toList())
+                .orElse(null);
     }
 }

@@ -120,7 +120,7 @@ final class TrialProvenance {
     private static void endpointFacts(FabricTrial t, Map<String, Object> facts) {
         facts.put("event_queue", same(t, c -> c.eventQueueState()));
         facts.put("inject_rma_bytes", same(t, c -> c.injectRmaSize()));
-        facts.put("max_write_bytes", same(t, c -> t.maxWrite(indexOf(t, c))));
+        facts.put("max_write_bytes", same(t, c -> c.maxWrite(io.efabench.harness.engine.OpPlan.MAX_WRITE)));
         if (t.memory == MemoryKind.DEVICE) {
             facts.put("cuda_api_permitted", same(t, c -> c.cudaApiPermitted()));
         }
@@ -134,10 +134,6 @@ final class TrialProvenance {
                         + emulated + "): Write, AllToAll and Proxy figures measure that, not device RDMA");
             }
         }
-    }
-
-    private static int indexOf(FabricTrial t, io.efabench.fabric.Channel c) {
-        return java.util.Arrays.asList(t.channels).indexOf(c);
     }
 
     /** The value all channels share, or a list of each channel's. */

@@ -58,7 +58,7 @@ public final class Doctor {
         return switch (args[0]) {
             case "checks" -> {
                 int lib = rest.indexOf("--libfabric");
-                JsonObject s = checks(lib >= 0 && lib + 1 < rest.size() ? rest.get(lib + 1) : null, sysfs(), Path.of("/proc"),
+                JsonObject s = checks(lib >= 0 && lib + 1 < rest.size() ? rest.get(lib + 1) : null, Sysfs.fromEnvironment(), Path.of("/proc"),
                         Path.of("/dev/shm"));
                 write(state, s);
                 if (!rest.contains("--quiet")) {
@@ -122,8 +122,7 @@ public final class Doctor {
         s.add("checks", GSON.toJsonTree(out));
         if (fabricUp) {
             s.addProperty("provider", fabric.provider);
-            s.addProperty("device", out.stream().anyMatch(c -> c.name().equals("device-memory")
-                    && c.status() != DoctorCheck.Status.FAIL && c.detail().startsWith("FI_HMEM")));
+            s.addProperty("device", fabric.deviceMemoryRegistered);
         }
         return s;
     }
@@ -194,11 +193,6 @@ public final class Doctor {
             }
         }
         return false;
-    }
-
-    private static Sysfs sysfs() {
-        String root = System.getenv("EFABENCH_TEST_SYSFS_ROOT");
-        return root != null ? new Sysfs(Path.of(root)) : Sysfs.system();
     }
 
     private static JsonObject read(Path f) {

@@ -31,6 +31,8 @@ final class FabricChecks {
     /** The provider a run takes here, once libfabric answered; null before or without it. */
     String provider;
     private List<NicInfo> nics = List.of();
+    /** True once {@link #deviceMemory} registered device memory on the provider a run takes. */
+    boolean deviceMemoryRegistered;
 
     FabricChecks(InstanceType instance) {
         this.instance = instance;
@@ -100,9 +102,10 @@ final class FabricChecks {
         }
         try (Discovery hmem = Discovery.discover(true, provider)) {
             DeviceProbe.Outcome o = DeviceProbe.register(hmem);
+            deviceMemoryRegistered = true;
             String detail = "FI_HMEM on " + provider + "; 2 MiB of device memory registered by " + o.registration()
                     + "; FI_OPT_CUDA_API_PERMITTED " + o.cudaApiPermitted();
-            return o.registration().startsWith("dmabuf") ? DoctorCheck.pass("device-memory", detail)
+            return o.dmabuf() ? DoctorCheck.pass("device-memory", detail)
                     : DoctorCheck.warn("device-memory", detail, "DMA-BUF needs libfabric >= 1.20, an NVIDIA open kernel"
                             + " module and rdma-core with ibv_reg_dmabuf_mr; registration by VA still works");
         } catch (RuntimeException e) {

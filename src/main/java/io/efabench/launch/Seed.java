@@ -29,37 +29,37 @@ public final class Seed {
 
     /** One of the seed's experiments, with the semantics its table was measured with. */
     enum Experiment {
-        WRITE("write", "WriteBenchmark", 4, List.of("SinglePin"), List.of("SingleDMA", "MultiDMA", "RoundRobinDMA"),
-                "-p window=1 -p completion=local",
+        WRITE("write", "WriteBenchmark", 4, List.of("SinglePin"), "-p window=1 -p completion=local",
                 "the seed: p5.48xlarge, 4 nodes x 1 rank, rank 0 writes each size to ranks 1-3 in turn (window 1, local completion)"),
-        SENDRECV("sendrecv", "SendRecvBenchmark", 2, List.of("SingleHost"), List.of("SingleDevice"), "",
+        SENDRECV("sendrecv", "SendRecvBenchmark", 2, List.of("SingleHost"), "",
                 "the seed: p5.48xlarge, 2 nodes x 1 rank, one EFA channel, ping-pong"),
-        ALL2ALL("all2all", "AllToAllBenchmark", 4, List.of("SinglePin", "MultiPin"),
-                List.of("SingleDMA", "MultiDMA", "RoundRobinDMA"), "-p window=1",
+        ALL2ALL("all2all", "AllToAllBenchmark", 4, List.of("SinglePin", "MultiPin"), "-p window=1",
                 "the seed: p5.48xlarge, 4 nodes x 1 rank, one all-to-all round at a time"),
-        PROXY("proxy", "ProxyBenchmark", 4, List.of(), List.of("ProxySingle", "ProxyMulti", "ProxySingleNBI", "ProxyMultiNBI"),
-                "-p requests=1", "the seed: p5.48xlarge, 4 nodes x 1 rank, one request of the whole buffer per target"),
-        IPC("ipc", "IpcBenchmark", 2, List.of(), List.of(), "",
+        PROXY("proxy", "ProxyBenchmark", 4, List.of(), "-p requests=1", "the seed: p5.48xlarge, 4 nodes x 1 rank, one request of the whole buffer per target"),
+        IPC("ipc", "IpcBenchmark", 2, List.of(), "",
                 "the seed gives no IPC table, only ~350 (grid 1x256) and ~2971 (grid 128x256) in its text, in a unit it"
                         + " calls GB/s next to a 3600 Gbps peak");
 
         final String name;
         final String benchmark;
         final int ranks;
+        /** The seed's configs that run on host memory; the rest of its table's configs need a GPU. */
         final List<String> hostConfigs;
-        final List<String> deviceConfigs;
         final String semantics;
         final String setup;
 
-        Experiment(String name, String benchmark, int ranks, List<String> hostConfigs, List<String> deviceConfigs,
-                String semantics, String setup) {
+        Experiment(String name, String benchmark, int ranks, List<String> hostConfigs, String semantics, String setup) {
             this.name = name;
             this.benchmark = benchmark;
             this.ranks = ranks;
             this.hostConfigs = hostConfigs;
-            this.deviceConfigs = deviceConfigs;
             this.semantics = semantics;
             this.setup = setup;
+        }
+
+        /** The seed table's other configs, in its column order: they move device memory. */
+        List<String> deviceConfigs() {
+            return SeedTables.configs(name).stream().filter(c -> !hostConfigs.contains(c)).toList();
         }
 
         static Experiment named(String n) {
@@ -113,7 +113,7 @@ public final class Seed {
         String tail = (timed ? "" : " " + TIMES) + (jmh.isEmpty() ? "" : " " + String.join(" ", jmh));
         List<String> configs = new ArrayList<>(exp.hostConfigs);
         if (gpu) {
-            configs.addAll(exp.deviceConfigs);
+            configs.addAll(exp.deviceConfigs());
         }
         if (exp == Experiment.IPC) {
             if (gpus < 2) {
@@ -124,7 +124,7 @@ public final class Seed {
         }
         if (configs.isEmpty()) {
             throw new IllegalArgumentException("seed " + exp.name + " needs a GPU and a libfabric whose provider offers FI_HMEM"
-                    + " (its configs " + String.join(", ", exp.deviceConfigs) + " use device memory); none is visible here");
+                    + " (its configs " + String.join(", ", exp.deviceConfigs()) + " use device memory); none is visible here");
         }
         List<Long> sizes = sizes(exp.name, sizesOption);
         List<String> out = new ArrayList<>();
@@ -133,8 +133,8 @@ public final class Seed {
                 + sizes.stream().map(Sizes::label).collect(Collectors.joining(",")) + (exp.semantics.isEmpty() ? "" : " " + exp.semantics)
                 + tail);
         out.add("note: " + exp.setup);
-        if (!gpu && !exp.deviceConfigs.isEmpty()) {
-            out.add("note: no GPU visible here: the device configs (" + String.join(", ", exp.deviceConfigs) + ") are skipped");
+        if (!gpu && !exp.deviceConfigs().isEmpty()) {
+            out.add("note: no GPU visible here: the device configs (" + String.join(", ", exp.deviceConfigs()) + ") are skipped");
         }
         if (!sizesOption.equals("all")) {
             out.add("note: sizes " + sizes.stream().map(Sizes::label).collect(Collectors.joining(", ")) + " of the seed's "

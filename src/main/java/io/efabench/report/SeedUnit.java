@@ -40,12 +40,6 @@ final class SeedUnit {
         return null;
     }
 
-    /** Gbps, BusBW(%) and Lat(us) of one cell by the seed's formulas; "-" where a figure is missing. */
-    List<String> cells(JmhResult r, long size) {
-        double[] f = figures(this, r, size);
-        return List.of(format(f[0], "%.2f"), format(f[1], "%.1f"), format(f[2], "%.2f"));
-    }
-
     /**
      * {Gbps, BusBW(%), Lat(us)} of one result as the seed's table has them, NaN where missing:
      * by {@code unit}'s formulas where there is one, else our gbps, busbw_pct and lat_us (the

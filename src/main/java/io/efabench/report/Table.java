@@ -50,12 +50,8 @@ public final class Table {
             row.add(size < 0 ? MISSING : Long.toString(Sizes.count(size)));
             for (String group : e.groups()) {
                 JmhResult r = e.cell(group, size);
-                if (seed != null) {
-                    row.addAll(seed.cells(r, size));
-                } else {
-                    double[] f = SeedUnit.figures(null, r, size);
-                    row.addAll(List.of(SeedUnit.format(f[0], "%.2f"), SeedUnit.format(f[1], "%.1f"), SeedUnit.format(f[2], "%.2f")));
-                }
+                double[] f = SeedUnit.figures(seed, r, size);
+                row.addAll(List.of(SeedUnit.format(f[0], "%.2f"), SeedUnit.format(f[1], "%.1f"), SeedUnit.format(f[2], "%.2f")));
                 if (nccl) {
                     row.add(format(r, "nccl_algbw_gbs", "%.2f"));
                     row.add(format(r, "nccl_busbw_gbs", "%.2f"));

@@ -24,6 +24,15 @@ public final class Sysfs {
         return new Sysfs(Path.of("/sys"));
     }
 
+    /**
+     * {@link #system()}, or the fixture tree of the test hook EFABENCH_TEST_SYSFS_ROOT (NIC byte
+     * counters, instance type, the doctor's placement rows; docs/DESIGN.md).
+     */
+    public static Sysfs fromEnvironment() {
+        String root = System.getenv("EFABENCH_TEST_SYSFS_ROOT");
+        return root != null ? new Sysfs(Path.of(root)) : system();
+    }
+
     public Path root() {
         return root;
     }

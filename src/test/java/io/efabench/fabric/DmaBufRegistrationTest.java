@@ -98,19 +98,23 @@ class DmaBufRegistrationTest {
         }
     }
 
+    /** shm discovered with FI_HMEM, or the test skipped saying why. */
+    private static Discovery shmWithHmem() {
+        try {
+            return Discovery.discover(true, "shm");
+        } catch (FabricException e) {
+            assumeTrue(false, "shm with FI_HMEM is not available here: " + e.getMessage());
+            throw e; // not reached: the assumption aborts the test
+        }
+    }
+
     @Test
     void providerWithoutCudaRefusesDmaBufAsUnsupported() {
         assumeTrue(Fi.atLeast(Fi.apiVersion(), Fi.DMABUF_VERSION),
                 "API " + Discovery.apiVersion() + " predates DMA-BUF; run with LD_LIBRARY_PATH=/opt/libfabric-2.6/lib");
         // With a CUDA driver present libfabric could get as far as the fake pointer.
         assumeFalse(cudaDriverPresent(), "libcuda.so.1 is loadable: this test wants a machine without CUDA");
-        Discovery d;
-        try {
-            d = Discovery.discover(true, "shm");
-        } catch (FabricException e) {
-            assumeTrue(false, "shm with FI_HMEM is not available here: " + e.getMessage());
-            return;
-        }
+        Discovery d = shmWithHmem();
         try (d; Channel c = Channel.open(d, 0, 16)) {
             assertTrue(c.offersHmem(), Discovery.describe(c.nic()));
             DmaBufUnsupportedException e = assertThrows(DmaBufUnsupportedException.class,
@@ -136,13 +140,7 @@ class DmaBufRegistrationTest {
     @Test
     void aDeviceChannelAsksTheProviderNotToCallCuda() {
         assumeTrue(cudaDriverPresent(), "no CUDA driver here: shm offers FI_HMEM only in a libfabric built with CUDA");
-        Discovery d;
-        try {
-            d = Discovery.discover(true, "shm");
-        } catch (FabricException e) {
-            assumeTrue(false, "shm with FI_HMEM is not available here: " + e.getMessage());
-            return;
-        }
+        Discovery d = shmWithHmem();
         try (d; Channel c = Channel.open(d, 0, 16)) {
             String outcome = c.cudaApiPermitted();
             if (Fi.atLeast(c.apiVersion(), EndpointOptions.CUDA_API_PERMITTED_VERSION)) {
