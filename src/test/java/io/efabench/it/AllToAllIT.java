@@ -92,10 +92,10 @@ class AllToAllIT {
     }
 
     /**
-     * Issue 20: the spread is measured where the bytes land. Rank 2 handles every arrival 2 ms late
+     * Issue 20: the spread is measured where the bytes land. Rank 2 handles every arrival 5 ms late
      * (test hook EFABENCH_TEST_SLOW_RECEIVE): the pairs into it, and out of it (it starts each
      * round late), are the slow ones and show in min_peer_gbps; the pairs between ranks 0 and 1
-     * stay fast and make max_peer_gbps, more than 5x above (19x in a dev-VM run, 1.6x without the
+     * stay fast and make max_peer_gbps, more than 5x above (a CI run with a 2 ms spinning delay read only 4.8x; 1.6x without the
      * hook). The slowest rank is the max per
      * invocation, so it is no faster than rank 0's own figure.
      */
@@ -107,8 +107,8 @@ class AllToAllIT {
         double min = score(s, "min_peer_gbps");
         double max = score(s, "max_peer_gbps");
         assertTrue(max > 5 * min, "fastest pair " + max + " Gbps, slowest " + min + ": " + s);
-        double perPeer2ms = 65536 * 8 / 2e-3 / 1e9; // a pair that waits one 2 ms arrival at least
-        assertTrue(min < perPeer2ms, "slowest pair " + min + " Gbps, at most " + perPeer2ms + ": " + s);
+        double perPeer5ms = 65536 * 8 / 5e-3 / 1e9; // a pair that waits one 5 ms arrival at least
+        assertTrue(min < perPeer5ms, "slowest pair " + min + " Gbps, at most " + perPeer5ms + ": " + s);
         assertTrue(score(s, "slowest_rank_gbps") <= score(s, "gbps") * 1.05, s.toString());
     }
 
