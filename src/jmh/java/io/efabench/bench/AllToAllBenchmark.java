@@ -68,7 +68,7 @@ public class AllToAllBenchmark extends FabricBenchmark {
     public void setup(BenchmarkParams bp) {
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, config.memory);
-        rounds = trial.rounds(t -> new AllToAllRounds(t, config.layout, bytes, window, slots));
+        driver = trial.rounds(t -> new AllToAllRounds(t, config.layout, bytes, window, slots));
     }
 
     @Benchmark

@@ -13,28 +13,28 @@ import io.efabench.harness.RoundDriver;
 /**
  * The lifecycle every fabric benchmark shares, written once (JMH runs the fixture methods of a
  * {@code @State} superclass: jmh-samples' JMHSample_24_Inheritance). A subclass opens
- * {@link #trial} and builds {@link #rounds} in its own {@code @Setup(Level.Trial)} and names its
+ * {@link #trial} and builds {@link #driver} in its own {@code @Setup(Level.Trial)} and names its
  * {@code @Benchmark}, which calls {@link #round()}; iteration setup and teardown (start barrier,
  * warm round, END, checked round) and closing are here.
  */
 @State(Scope.Benchmark)
 public abstract class FabricBenchmark {
     protected FabricTrial trial;
-    protected RoundDriver rounds;
+    protected RoundDriver driver;
 
     @Setup(Level.Iteration)
     public void startIteration(IterationParams ip) {
-        rounds.beginIteration(ip);
+        driver.beginIteration(ip);
     }
 
     /** One invocation: the leader's round on rank 0, a follower's elsewhere. */
     protected final void round() {
-        rounds.round();
+        driver.round();
     }
 
     @TearDown(Level.Iteration)
     public void endIteration() {
-        rounds.endIteration();
+        driver.endIteration();
     }
 
     @TearDown(Level.Trial)

@@ -21,16 +21,17 @@ import io.efabench.harness.Flags;
 import io.efabench.harness.MemoryKind;
 import io.efabench.harness.ProxyRounds;
 import io.efabench.harness.Sizes;
-import io.efabench.harness.WriteRounds;
 
 /**
  * GPU-initiated RDMA writes through a CPU proxy (seed: experiments/proxy), rank 0 to ranks
- * 1..N-1 in turn: one invocation is one launch of the producer kernel, which pushes
- * {@code requests} write requests per target (one thread per block, once the block's data is
- * ready) into a ring in mapped pinned host memory; a Java proxy thread drains the ring and posts
- * the writes with immediate data. Timed from the launch until the kernel finished and every
- * target saw every immediate of the round (the kernel's exit overlaps the next launch). Metrics are Write's; {@code -p config=...,SingleDMA,MultiDMA}
- * adds the direct baseline (the host posts the same round itself) to the same table.
+ * 1..N-1: a producer kernel resident for the iteration pushes write requests into a ring in
+ * mapped pinned host memory, a Java proxy thread drains the ring and posts the writes with
+ * immediate data. One invocation is one launch of {@code rounds} rounds (the seed's kernel loops
+ * over its iterations the same way): the host rings the kernel's doorbell, and the invocation ends
+ * when every target saw every immediate of the launch. Blocking configs quiet after every push,
+ * NBI configs once per launch. {@code -p config=...,DirectSingle,DirectSingleNBI} adds the same
+ * launches made by the proxy thread itself (no GPU in the loop) to the same table; the difference
+ * per round is the proxy's overhead ({@code ./run-jmh.sh report}'s proxy overhead table).
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -40,7 +41,7 @@ import io.efabench.harness.WriteRounds;
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
 public class ProxyBenchmark extends FabricBenchmark {
 
-    /** The four proxy configs; add SingleDMA,MultiDMA for the direct baseline in the same table. */
+    /** The four proxy configs; add DirectSingle,DirectMulti,DirectSingleNBI,DirectMultiNBI for their twins without the GPU. */
     @Param({"ProxySingle", "ProxyMulti", "ProxySingleNBI", "ProxyMultiNBI"})
     public ProxyConfig config;
 
@@ -63,6 +64,18 @@ public class ProxyBenchmark extends FabricBenchmark {
     @Param({"256"})
     public int block;
 
+    /**
+     * Rounds per launch (one invocation): the seed's kernel loops over its iterations; NBI
+     * overlaps them, blocking quiets between them. {@code lat_us} (blocking) is a launch's time
+     * over its rounds.
+     */
+    @Param({"16"})
+    public int rounds;
+
+    /** Distinct source and target regions the rounds of a launch cycle through ({@code auto}: as Write's). */
+    @Param({"auto"})
+    public String slots;
+
     /** true: the kernel writes the payload before pushing, inside the timed round (as the seed did). */
     @Param({"false"})
     public String fill;
@@ -79,11 +92,8 @@ public class ProxyBenchmark extends FabricBenchmark {
         boolean filled = Flags.parse("fill", fill);
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, MemoryKind.DEVICE);
-        if (config.direct) {
-            rounds = trial.rounds(t -> new WriteRounds(t, config.layout, true, bytes, 1, true, "1"));
-        } else {
-            rounds = trial.rounds(t -> new ProxyRounds(t, config.layout, config.nbi, bytes, requests, grid, block, filled));
-        }
+        driver = trial.rounds(t -> new ProxyRounds(t, config.layout, config.nbi, config.direct, bytes, requests, grid, block,
+                filled, rounds, slots));
     }
 
     @Benchmark

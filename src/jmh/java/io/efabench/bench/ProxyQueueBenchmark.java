@@ -21,7 +21,6 @@ import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
 
 import io.efabench.cuda.CudaException;
-import io.efabench.cuda.CudaStream;
 import io.efabench.cuda.PinnedHostBuffer;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.TrialGpu;
@@ -42,12 +41,12 @@ import io.efabench.rank.RankGroup;
  *       sample is doorbell -> push -> proxy sees it -> {@code completed} seen on the GPU -> answer
  *       seen by the host: the request's round trip plus one host-to-GPU and one GPU-to-host
  *       crossing. The GPU's own push -> completed time is printed per iteration (p50, p99).</li>
- *   <li>{@code launch} (sample mode, us): one launch of ProxyBenchmark's own producer kernel
- *       ({@code proxy_put}, NBI, one request for one target) until this thread, the proxy, has the
- *       request off the ring (acknowledged at once). That is what a proxy round costs before its
- *       first write is posted, beyond a round the host posts itself: launch, kernel start, ticket
- *       atomic, cell and release over PCIe, the proxy's poll. Launches alternate between two
- *       streams, as ProxyRounds' do, so a kernel's exit is not in the next sample.</li>
+ *   <li>{@code doorbell} (sample mode, us): ProxyBenchmark's own resident producer kernel
+ *       ({@code proxy_put}, NBI, one round of one request for one target per doorbell): from the
+ *       host ringing the doorbell until this thread, the proxy, has the request off the ring
+ *       (acknowledged at once). That is what starting a launch of proxy rounds costs before its
+ *       first write is posted, beyond a launch the proxy thread makes itself: the doorbell's trip
+ *       to the GPU, the ticket atomic, the cell and its release over PCIe, the proxy's poll.</li>
  * </ul>
  */
 @State(Scope.Benchmark)
@@ -84,9 +83,8 @@ public class ProxyQueueBenchmark {
     private boolean pinging;
     private long doorbell;
     private long firstDoorbell;
-    private CudaStream second;
     private ProxyKernels.PutShape oneRequest;
-    private long launches;
+    private boolean producing;
 
     @Setup(Level.Trial)
     public void setup() {
@@ -105,9 +103,9 @@ public class ProxyQueueBenchmark {
             mailbox = new Mailbox(gpu.context);
             ringMemory = PinnedHostBuffer.allocate(gpu.context, RequestRing.bytesFor(capacity));
             ring = RequestRing.mapped(ringMemory, capacity);
-            second = CudaStream.create(gpu.context);
-            // One 4-byte request from "rank 0" to "rank 1": nothing is read or written but the ring.
-            oneRequest = new ProxyKernels.PutShape(0, 4, 4, 4, 1, 2, 0, 0, 1, 32);
+            // One round of one 4-byte request from "rank 0" to "rank 1" per doorbell: nothing is
+            // read or written but the ring.
+            oneRequest = new ProxyKernels.PutShape(0, 4, 4, 4, 4, 1, 2, 0, 0, 0, 1, 1, 1, 32);
         } catch (CudaException | IllegalArgumentException e) {
             close();
             throw new BenchmarkSetupException(e.getMessage());
@@ -118,6 +116,11 @@ public class ProxyQueueBenchmark {
     public void startIteration(BenchmarkParams bp) {
         gpu.context.makeCurrent();
         pinging = bp.getBenchmark().endsWith(".roundTrip");
+        producing = bp.getBenchmark().endsWith(".doorbell");
+        if (producing) {
+            doorbell = 0;
+            kernels.put(gpu.stream, ring, mailbox, oneRequest, ProxyKernels.FLAG_NBI, 0, timeoutNanos, timeoutNanos);
+        }
         if (pinging) {
             mailbox.resetPing();
             doorbell = 0;
@@ -181,16 +184,15 @@ public class ProxyQueueBenchmark {
     @Benchmark
     @BenchmarkMode(Mode.SampleTime)
     @OutputTimeUnit(TimeUnit.MICROSECONDS)
-    public long launch() {
-        long r = ++launches;
-        kernels.put((r & 1) == 0 ? gpu.stream : second, ring, mailbox, oneRequest, r, r, ProxyKernels.FLAG_NBI, 0,
-                timeoutNanos);
+    public long doorbell() {
+        long d = ++doorbell;
+        mailbox.ring(d);
         long startedAt = 0;
         int spins = 0;
         while (!ring.poll(request)) {
             if ((++spins & 4095) == 0) {
                 startedAt = startedAt == 0 ? System.nanoTime() : startedAt;
-                check(startedAt, "waiting for the request of launch " + r);
+                check(startedAt, "waiting for the request of doorbell " + d);
             }
         }
         ring.complete(ring.consumed());
@@ -211,9 +213,9 @@ public class ProxyQueueBenchmark {
 
     @TearDown(Level.Iteration)
     public void endIteration() {
-        if (launches > 0) {
-            gpu.await("the producer kernels");
-            second.await(timeoutNanos, "the producer kernels");
+        if (producing) {
+            mailbox.stopPing();
+            gpu.await("the resident producer kernel's stop");
         }
         if (!pinging) {
             return;
@@ -244,14 +246,7 @@ public class ProxyQueueBenchmark {
                 // closing anyway
             }
         }
-        if (second != null) {
-            try {
-                second.await(timeoutNanos, "the producer kernels");
-            } catch (RuntimeException ignored) {
-                // closing anyway
-            }
-        }
-        for (AutoCloseable c : new AutoCloseable[] {second, ringMemory, mailbox, kernels, gpu}) {
+        for (AutoCloseable c : new AutoCloseable[] {ringMemory, mailbox, kernels, gpu}) {
             if (c != null) {
                 try {
                     c.close();

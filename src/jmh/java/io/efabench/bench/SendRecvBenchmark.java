@@ -53,7 +53,7 @@ public class SendRecvBenchmark extends FabricBenchmark {
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, "1", 2, config.memory);
         trial.requireSendFits(bytes);
-        rounds = trial.rounds(t -> new PingPongRounds(t, bytes));
+        driver = trial.rounds(t -> new PingPongRounds(t, bytes));
     }
 
     @Benchmark

@@ -96,7 +96,7 @@ public class WriteBenchmark extends FabricBenchmark {
         boolean injected = Flags.parse("inject", inject);
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, config.memory);
-        rounds = trial.rounds(t -> new WriteRounds(t, config.layout, remote, bytes, window, injected, slots));
+        driver = trial.rounds(t -> new WriteRounds(t, config.layout, remote, bytes, window, injected, slots));
     }
 
     @Benchmark

@@ -11,7 +11,7 @@ import io.efabench.proxy.RequestRing;
 
 /**
  * The CPU proxy of the proxy experiment: one thread on the leader that spins on the request
- * ring, turns every request into writes with the request's immediate data (on the request's
+ * ring (or, for the direct baseline, makes the requests itself: {@link HostProducer}), turns every request into writes with the request's immediate data (on the request's
  * channel, or striped over every channel for {@link #ALL_CHANNELS}) through the shared
  * {@link WriteEngine} (its contexts, {@link #WINDOW} per channel, its post and its CQ loop), and
  * publishes {@code completed} (the count of leading tickets whose writes all completed: the GPU's
@@ -28,11 +28,14 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     static final int OP_FENCE = 2;
     /** Channel hint: stripe the request's bytes over every channel. */
     static final int ALL_CHANNELS = 0xFFFF;
+    /** Ring polls between two CQ reads while no write is in flight. */
+    static final int IDLE_RING_POLLS = 16;
     /** Writes in flight per channel. */
     static final int WINDOW = 128;
 
     private final FabricTrial t;
     private final RequestRing ring;
+    private final HostProducer host;
     private final Mailbox mailbox;
     private final MemoryRegion[] srcMr;
     private final RemoteRegion[][] dstOf;
@@ -68,10 +71,15 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     private long pStripeEnd;
     private long pStripe;
 
-    ProxyLoop(FabricTrial t, RequestRing ring, Mailbox mailbox, MemoryRegion[] srcMr, RemoteRegion[][] dstOf,
-            long srcBytes) {
+    /**
+     * @param host the direct baseline's producer (requests made on this thread instead of taken
+     *             off the ring), or null for requests the GPU pushes
+     */
+    ProxyLoop(FabricTrial t, RequestRing ring, HostProducer host, Mailbox mailbox, MemoryRegion[] srcMr,
+            RemoteRegion[][] dstOf, long srcBytes) {
         this.t = t;
         this.ring = ring;
+        this.host = host;
         this.mailbox = mailbox;
         this.srcMr = srcMr;
         this.dstOf = dstOf;
@@ -145,6 +153,15 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
                 boolean busy = false;
                 if (pending || fetch()) {
                     busy = postPending();
+                } else if (inFlight == 0) {
+                    // Nothing in flight: the producer's next request is what the round waits for
+                    // (a blocking kernel pushes once it saw the last one complete); look at the ring
+                    // more often than at the CQs, whose reads cost more than a ring poll.
+                    for (int i = 0; i < IDLE_RING_POLLS && !pending; i++) {
+                        if (fetch()) {
+                            busy = postPending();
+                        }
+                    }
                 }
                 busy |= engine.progress();
                 advance();
@@ -169,11 +186,11 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
 
     /** Takes the next request off the ring and checks it; false when there is none (or it must wait). */
     private boolean fetch() {
-        long consumed = ring.consumed();
+        long consumed = consumed();
         if (consumed - frontier >= remaining.length || fencing && frontier < consumed) {
             return false; // as many requests in flight as the ring holds, or a fence waits for the earlier ones
         }
-        if (!ring.poll(req)) {
+        if (host != null ? !host.next(req, frontier) : !ring.poll(req)) {
             return false;
         }
         fencing = false;
@@ -289,15 +306,21 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     }
 
     /** Publishes completed = the leading tickets whose writes all completed. */
+    private long consumed() {
+        return host != null ? host.produced() : ring.consumed();
+    }
+
     private void advance() {
-        long consumed = ring.consumed();
+        long consumed = consumed();
         long f = frontier;
         while (f < consumed && remaining[(int) (f & mask)] == 0) {
             f++;
         }
         if (f != frontier) {
             frontier = f;
-            ring.complete(f);
+            if (host == null) {
+                ring.complete(f);
+            }
         }
     }
 

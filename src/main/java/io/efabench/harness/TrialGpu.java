@@ -123,6 +123,7 @@ public final class TrialGpu implements AutoCloseable {
         facts.put("gpu_ordinal", device.ordinal());
         facts.put("gpus_visible", visible);
         facts.put("gpu_shared_by_local_ranks", shared);
+        facts.put("mps", io.efabench.cuda.Mps.describe());
         facts.put("driver", NvLink.driverVersion() + " (CUDA " + Cuda.driverVersionText() + ")");
         facts.put("nvrtc", KernelCompiler.nvrtcDescription());
         return facts;

@@ -65,6 +65,11 @@ final class TrialProvenance {
             System.out.println("# efabench: " + t.config + ": device buffers on " + t.gpu.device.name() + " " + t.gpu.device.pciBusId()
                     + (t.gpu.shared ? " (shared by the ranks of this node)" : "") + ", registered through "
                     + registration + (refusal == null ? "" : " (DMA-BUF refused: " + refusal + ")"));
+            if (t.gpu.shared && !io.efabench.cuda.Mps.running()) {
+                System.out.println("# efabench: WARNING: the ranks of this node share " + t.gpu.device.name()
+                        + " without MPS: their kernels and copies time-slice it (a proxy round takes ~2.4 ms whatever"
+                        + " its size); start `nvidia-cuda-mps-control -d` before the run (README, \"Ranks sharing a GPU\")");
+            }
         }
         Map<String, Object> facts = new LinkedHashMap<>();
         facts.put("provider", t.discovery.provider());

@@ -11,7 +11,8 @@ import io.efabench.cuda.PinnedHostBuffer;
  * The words the host and the proxy kernels share besides the ring, in mapped pinned host memory,
  * each on its own 128-byte line: the kernel's status (why it stopped early, and at which ticket),
  * the host's abort word (raised when the trial fails, so no kernel spins on a dead proxy), and
- * the ping kernel's doorbell, answer and GPU-side round-trip times.
+ * the doorbell of the ping kernel and of the resident producer, the ping's answer and GPU-side
+ * round-trip times, and the producer's push and quiet counters.
  */
 public final class Mailbox implements AutoCloseable {
     public static final int RTT_SLOTS = 4096;
@@ -25,6 +26,8 @@ public final class Mailbox implements AutoCloseable {
     static final long DOORBELL = 256;
     static final long ANSWER = 384;
     static final long RTT = 512;
+    /** The producer's counters, summed over launches: pushes, then quiets. */
+    static final long COUNTS = RTT + 8L * RTT_SLOTS;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
 
@@ -32,7 +35,7 @@ public final class Mailbox implements AutoCloseable {
     private final MemorySegment words;
 
     public Mailbox(CudaContext context) {
-        memory = PinnedHostBuffer.allocate(context, RTT + 8L * RTT_SLOTS);
+        memory = PinnedHostBuffer.allocate(context, COUNTS + 128);
         words = memory.segment();
         words.fill((byte) 0);
         VarHandle.fullFence();
@@ -58,7 +61,7 @@ public final class Mailbox implements AutoCloseable {
             case QUIET -> "the producer kernel gave up waiting for request " + statusAt()
                     + " to complete (quiet): the proxy never reported its writes complete";
             case ABORTED -> "the producer kernel stopped at request " + statusAt() + ": the host aborted the trial";
-            case IDLE -> "the ping kernel saw no doorbell after " + statusAt() + " within its idle timeout";
+            case IDLE -> "the ping or resident producer kernel saw no doorbell after " + statusAt() + " within its idle timeout";
             default -> "the producer kernel stopped with status " + code;
         };
     }
@@ -74,7 +77,7 @@ public final class Mailbox implements AutoCloseable {
         INT.setRelease(words, ABORT, 1);
     }
 
-    /** Before a ping kernel starts: doorbell and answer back to 0, status cleared. */
+    /** Before a ping or resident producer kernel starts: doorbell and answer back to 0, status cleared. */
     public void resetPing() {
         LONG.setRelease(words, DOORBELL, 0L);
         LONG.setRelease(words, ANSWER, 0L);
@@ -85,7 +88,17 @@ public final class Mailbox implements AutoCloseable {
         LONG.setRelease(words, DOORBELL, doorbell);
     }
 
-    /** Stops the ping kernel. */
+    /** Requests the resident producer pushed so far (it adds them once per launch). */
+    public long pushes() {
+        return (long) LONG.getAcquire(words, COUNTS);
+    }
+
+    /** Quiets the resident producer waited in so far (added once per launch). */
+    public long quiets() {
+        return (long) LONG.getAcquire(words, COUNTS + 8);
+    }
+
+    /** Stops the ping kernel, or the resident producer. */
     public void stopPing() {
         ring(-1L);
     }
@@ -113,6 +126,10 @@ public final class Mailbox implements AutoCloseable {
 
     long answerDevice() {
         return memory.deviceAddress() + ANSWER;
+    }
+
+    long countsDevice() {
+        return memory.deviceAddress() + COUNTS;
     }
 
     long rttDevice() {

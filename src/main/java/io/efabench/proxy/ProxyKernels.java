@@ -24,7 +24,7 @@ public final class ProxyKernels implements AutoCloseable {
     private final Kernel put;
     private final Kernel flood;
     private final Kernel ping;
-    private final KernelArgs putArgs = new KernelArgs(17);
+    private final KernelArgs putArgs = new KernelArgs(22);
     private final KernelArgs floodArgs = new KernelArgs(6);
     private final KernelArgs pingArgs = new KernelArgs(9);
 
@@ -36,22 +36,39 @@ public final class ProxyKernels implements AutoCloseable {
     }
 
     /**
-     * Parameters of one {@link #put} launch that stay the same for a trial: each target's source
-     * block is {@code stride} bytes (a multiple of 4) at i x stride for the i-th target.
+     * Parameters of {@link #put} that stay the same for a trial. Round r writes slot r % slots:
+     * the i-th target's source block of the slot at slot x slotStride + i x stride ({@code stride}
+     * a multiple of 4), the target's block of the slot at slot x stride. {@code immBase} is the
+     * immediate data of round 0 (kind and sender); the kernel ors each round's low bits into it.
      */
-    public record PutShape(long srcDevice, long size, long stride, long chunk, int requests, int world, int me,
-                           int channel, int grid, int block) {}
+    public record PutShape(long srcDevice, long size, long stride, long slotStride, long chunk, int requests, int world,
+                           int me, int channel, long immBase, int rounds, int slots, int grid, int block) {
+        public PutShape {
+            if (slots < 1 || slots > MAX_SLOTS) {
+                throw new IllegalArgumentException("slots=" + slots + ": the producer kernel cycles through 1.." + MAX_SLOTS);
+            }
+        }
+    }
+
+    /** Most slots {@link #put} cycles through (proxy.cu's MAX_SLOTS, its shared array of last tickets). */
+    public static final int MAX_SLOTS = 256;
 
     /**
-     * Enqueues one round of pushes (proxy_put): every target but {@code me} in turn, {@code
-     * requests} requests of {@code chunk} bytes each from that target's source block, immediate data {@code imm}.
+     * Enqueues the resident producer (proxy_put) for one JMH iteration: it waits on the mailbox's
+     * doorbell, and each value d the host rings ({@link Mailbox#ring}) is a launch of {@code
+     * s.rounds()} rounds d, d + 1, ... ({@link Mailbox#stopPing} ends it). Blocking quiets after
+     * every push, {@link #FLAG_NBI} once per launch and before reusing a slot still in flight.
+     * {@code corrupt} (test hook) falsifies the first request of every launch.
      */
-    public void put(CudaStream stream, RequestRing ring, Mailbox mailbox, PutShape s, long imm, long round, int flags,
-            int corrupt, long timeoutNanos) {
+    public void put(CudaStream stream, RequestRing ring, Mailbox mailbox, PutShape s, int flags, int corrupt,
+            long timeoutNanos, long idleTimeoutNanos) {
+        mailbox.resetPing();
         putArgs.u64(0, ring.deviceAddress()).u64(1, ring.capacity() - 1L).u64(2, s.srcDevice()).u64(3, s.size())
-                .u64(4, s.stride()).u64(5, s.chunk()).u32(6, s.requests()).u32(7, s.world()).u32(8, s.me())
-                .u32(9, s.channel()).u64(10, imm).u64(11, round).u32(12, flags).u32(13, corrupt).u64(14, timeoutNanos)
-                .u64(15, mailbox.statusDevice()).u64(16, mailbox.abortDevice());
+                .u64(4, s.stride()).u64(5, s.slotStride()).u64(6, s.chunk()).u32(7, s.requests()).u32(8, s.world())
+                .u32(9, s.me()).u32(10, s.channel()).u64(11, s.immBase()).u32(12, s.rounds()).u32(13, s.slots())
+                .u32(14, flags).u32(15, corrupt).u64(16, timeoutNanos).u64(17, idleTimeoutNanos)
+                .u64(18, mailbox.doorbellDevice()).u64(19, mailbox.countsDevice()).u64(20, mailbox.statusDevice())
+                .u64(21, mailbox.abortDevice());
         put.launch(stream, s.grid(), s.block(), 0, putArgs);
     }
 

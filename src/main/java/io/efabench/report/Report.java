@@ -159,6 +159,13 @@ public final class Report {
         for (Experiment e : experiments) {
             out.println();
             out.print(Table.render(e));
+            List<JmhResult> all = new ArrayList<>();
+            e.cells().values().forEach(bySize -> all.addAll(bySize.values()));
+            String overhead = ProxyOverhead.render(all);
+            if (!overhead.isEmpty()) {
+                out.println();
+                out.print(overhead);
+            }
         }
         out.println();
     }

@@ -44,7 +44,9 @@ class LaunchTest {
         assertThrows(IllegalArgumentException.class,
                 () -> Launch.checkParams(new String[] {"WriteBenchmark", "-p", "config=SinglePin,Bogus"}));
         Launch.checkParams(new String[] {"WriteBenchmark", "-p", "config=SinglePin,MultiDMA", "-p", "size=Whatever"});
-        Launch.checkParams(new String[] {"ProxyBenchmark", "-p", "config=ProxySingle,SingleDMA"});
+        Launch.checkParams(new String[] {"ProxyBenchmark", "-p", "config=ProxySingle,DirectSingle"});
+        assertThrows(IllegalArgumentException.class,
+                () -> Launch.checkParams(new String[] {"ProxyBenchmark", "-p", "config=SingleDMA"}), "renamed: DirectSingle");;
     }
 
     /** The progress total: benchmarks x modes x param combinations x forks, as JMH will run them. */

@@ -46,6 +46,16 @@ class ProxyKernelsTest {
         assertEquals(1, define("OP_PUT"));
     }
 
+    /** The kernel ors a round's low bits into the immediate and keeps one last ticket per slot. */
+    @Test
+    void immediateRoundBitsAndSlotLimitMatch() {
+        assertEquals(io.efabench.harness.engine.Immediate.ROUND_BITS, Long.decode(
+                Pattern.compile("#define IMM_ROUND_MASK (0x[0-9A-Fa-f]+)ull").matcher(SOURCE).results().findFirst()
+                        .orElseThrow().group(1)));
+        assertEquals(ProxyKernels.MAX_SLOTS, define("MAX_SLOTS"));
+        assertEquals(io.efabench.harness.engine.Footprint.MAX_SLOTS, ProxyKernels.MAX_SLOTS);
+    }
+
     @Test
     void statusCodesMatchTheMailbox() {
         assertEquals(Mailbox.RING_FULL, define("ST_RING_FULL"));

@@ -22,7 +22,8 @@ public final class Immediate {
     /** Most ranks a sender field holds. */
     public static final int MAX_RANKS = 1 << 10;
     static final int SENDER_SHIFT = 20;
-    static final long ROUND_BITS = (1L << SENDER_SHIFT) - 1;
+    /** The round bits of the immediate data (proxy.cu's IMM_ROUND_MASK). */
+    public static final long ROUND_BITS = (1L << SENDER_SHIFT) - 1;
     private static final int KIND_SHIFT = 30;
 
     private Immediate() {}

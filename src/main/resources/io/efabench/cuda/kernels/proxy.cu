@@ -21,12 +21,21 @@
 #define FLAG_NBI 1u
 #define FLAG_FILL 2u
 
+// Most slots a launch cycles through (io.efabench.harness.engine.Footprint.MAX_SLOTS), and the
+// round bits of the immediate data (io.efabench.harness.engine.Immediate: kind | sender | round).
+#define MAX_SLOTS 256
+#define IMM_ROUND_MASK 0xFFFFFull
+// Sleep between two polls of an NBI wait (the end of a launch, a slot reuse): no round is timed
+// by how soon such a wait returns, and a spinning read of host memory per ~1 us slowed the
+// writes of 64 MiB rounds by ~5% on the lent H100 (ranks sharing it under MPS).
+#define NBI_BACKOFF_NS 1000
+
 // status[0]: why a kernel stopped early; status[1]: the ticket or round it was at.
 #define ST_OK 0u
 #define ST_RING_FULL 1u   // a ring cell stayed full: the proxy is not draining
 #define ST_QUIET 2u       // completed never reached a request: its writes never completed
 #define ST_ABORTED 3u     // the host raised the abort word
-#define ST_IDLE 4u        // ping: no doorbell within the idle timeout
+#define ST_IDLE 4u        // ping, put: no doorbell within the idle timeout
 
 // Test hook (EFABENCH_TEST_PROXY_FIELD): request 0 of the launch carries a wrong field.
 #define CORRUPT_TARGET 1
@@ -65,10 +74,13 @@ __device__ __forceinline__ void efa_fail(unsigned* status, unsigned code, u64 at
 }
 
 // Writes request `t` into its cell once the cell is free, then publishes it. ST_OK or why not.
+// `known_free`: the caller knows the proxy consumed ticket t - capacity (it saw `completed` past
+// it), so the cell's sequence need not be read first: one PCIe round trip less per push.
 __device__ unsigned efa_push(unsigned char* ring, u64 mask, u64 t, unsigned op, unsigned target, unsigned channel,
-                             u64 src, u64 dst, u64 bytes, u64 imm, u64 deadline, const unsigned* abort_word) {
+                             u64 src, u64 dst, u64 bytes, u64 imm, u64 deadline, const unsigned* abort_word,
+                             bool known_free = false) {
     u64* cell = (u64*)(ring + RING_CELLS + (t & mask) * RING_CELL);
-    while (ld_acquire_sys(cell) != t) {
+    while (!known_free && ld_acquire_sys(cell) != t) {
         unsigned why = efa_stop(deadline, abort_word);
         if (why != 0) {
             return why == ST_ABORTED ? ST_ABORTED : ST_RING_FULL;
@@ -87,78 +99,107 @@ __device__ unsigned efa_push(unsigned char* ring, u64 mask, u64 t, unsigned op, 
     return ST_OK;
 }
 
-// Spins until the proxy's completed count reaches `want`. ST_OK or why not.
-__device__ unsigned efa_quiet(unsigned char* ring, u64 want, u64 deadline, const unsigned* abort_word) {
+// Spins until the proxy's completed count reaches `want`; returns ST_OK (and the count seen in
+// *seen) or why not. The abort word and the clock are read every 32nd poll only: each is a read
+// across PCIe, and the poll of `completed` is what the quiet's latency is made of.
+// `backoff_ns` > 0 sleeps between polls: for waits nobody is timing (NBI's), so a kernel that
+// waits for a whole launch's writes does not read host memory back to back all the while.
+__device__ unsigned efa_quiet(unsigned char* ring, u64 want, u64 deadline, const unsigned* abort_word, u64* seen = nullptr,
+                              unsigned backoff_ns = 0) {
     const u64* completed = (const u64*)(ring + RING_COMPLETED);
-    while (ld_acquire_sys(completed) < want) {
-        unsigned why = efa_stop(deadline, abort_word);
-        if (why != 0) {
-            return why == ST_ABORTED ? ST_ABORTED : ST_QUIET;
+    u64 c;
+    for (unsigned polls = 1; (c = ld_acquire_sys(completed)) < want; polls++) {
+        if (backoff_ns != 0) {
+            __nanosleep(backoff_ns);
         }
+        if ((polls & 31u) == 0) {
+            unsigned why = efa_stop(deadline, abort_word);
+            if (why != 0) {
+                return why == ST_ABORTED ? ST_ABORTED : ST_QUIET;
+            }
+        }
+    }
+    if (seen != nullptr) {
+        *seen = c;
     }
     return ST_OK;
 }
 
-// One round of the proxy write benchmark, launched by rank `me` (the leader). For each target
-// 1..world-1 in turn, the `nreq` requests of `chunk` bytes (the last one shorter) are spread over
-// the blocks: block b owns requests b, b + gridDim.x, ... Each target has its own source block of
-// `stride` bytes (the i-th target other than `me` at i * stride), as Write's footprint: with
-// FLAG_FILL the block first writes the check pattern of (me, target, round) into its chunk of that
-// target's block; thread 0 pushes the request once the block's data is ready. Blocking mode quiets
-// after every push, FLAG_NBI once at the end. No request overwrites a region the NIC may still be
-// reading: a chunk is filled once per round, and a round ends at the targets' acks.
-extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* src, u64 size, u64 stride, u64 chunk, unsigned nreq,
-                                     unsigned world, unsigned me, unsigned channel, u64 imm, u64 round, unsigned flags,
-                                     int corrupt, u64 timeout_ns, unsigned* status, const unsigned* abort_word) {
+// The proxy write benchmark's producer, rank `me` (the leader), resident for one JMH iteration:
+// it waits on the doorbell; a doorbell value d (the host's, >= 1; ~0 stops the kernel) starts a
+// launch of `rounds` rounds d, d + 1, ..., as the seed's kernel loops over its iterations. Round r
+// writes slot r % slots: for each target 1..world-1 in turn, the `nreq` requests of `chunk` bytes
+// (the last one shorter) from that target's source block of the slot (slot * slot_stride + i *
+// stride for the i-th target other than `me`) to the target's block of the slot (slot * stride).
+// Block b owns requests b, b + gridDim.x, ...; with FLAG_FILL the block first writes the check
+// pattern of (me, target, r) into its chunk, and its thread 0 pushes once the data is ready.
+// Blocking quiets after every push; FLAG_NBI quiets once at the end of the launch, and before a
+// round reuses a slot still in flight (the block's last request of round r - slots): no write
+// reads a region that a later round of the same launch refills. Counters (counts[0] pushes,
+// counts[1] quiets, and the ring's `posted`) are summed per block and added once per launch: an
+// atomic on host memory is a PCIe round trip that the next push's release would wait for.
+extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* src, u64 size, u64 stride,
+                                     u64 slot_stride, u64 chunk, unsigned nreq, unsigned world, unsigned me,
+                                     unsigned channel, u64 imm_base, unsigned rounds, unsigned slots, unsigned flags,
+                                     int corrupt, u64 timeout_ns, u64 idle_timeout_ns, const u64* doorbell,
+                                     u64* counts, unsigned* status, const unsigned* abort_word) {
     __shared__ unsigned failed;
-    __shared__ unsigned pushed;
-    u64 deadline = efa_now_ns() + timeout_ns;
+    __shared__ u64 go;
+    __shared__ u64 last_ticket[MAX_SLOTS];
     u64* head = (u64*)(ring + RING_HEAD);
     u64* posted = (u64*)(ring + RING_POSTED);
-    u64 last = 0;
+    bool single = gridDim.x == 1; // one pusher: it takes a launch's tickets with one atomic
+    u64 seen = 0;
+    u64 known_completed = 0;
     if (threadIdx.x == 0) {
         failed = 0;
-        pushed = 0;
+        efa_quiet(ring, 0, 0, abort_word, &known_completed);
     }
-    __syncthreads();
-    for (unsigned target = 0; target < world; target++) {
-        if (target == me) {
-            continue;
-        }
-        unsigned seed = efa_seed(me, target, round);
-        u64 base = (u64)(target < me ? target : target - 1) * stride;
-        for (unsigned j = blockIdx.x; j < nreq; j += gridDim.x) {
-            u64 off = (u64)j * chunk;
-            u64 len = size - off < chunk ? size - off : chunk;
-            if (flags & FLAG_FILL) {
-                unsigned* block_src = src + base / 4;
-                for (u64 w = off / 4 + threadIdx.x; w < (off + len) / 4; w += blockDim.x) {
-                    block_src[w] = efa_word(seed, w);
-                }
-                __threadfence_system();
-            }
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                unsigned op = OP_PUT;
-                unsigned to = target;
-                u64 bytes = len;
-                if (j == 0 && target == (me == 0 ? 1u : 0u)) {
-                    to = corrupt == CORRUPT_TARGET ? world : to;
-                    bytes = corrupt == CORRUPT_BYTES ? size + 4096 : bytes;
-                    op = corrupt == CORRUPT_OP ? 7u : op;
-                }
-                u64 t = atomicAdd_system(head, 1ull);
-                unsigned why = efa_push(ring, mask, t, op, to, channel, base + off, off, bytes, imm, deadline, abort_word);
-                if (why == ST_OK) {
-                    atomicAdd_system(posted, 1ull);
-                    last = t;
-                    pushed = 1;
-                    if (!(flags & FLAG_NBI)) {
-                        why = efa_quiet(ring, t + 1, deadline, abort_word);
+    while (true) {
+        if (threadIdx.x == 0) {
+            u64 idle = efa_now_ns() + idle_timeout_ns;
+            u64 d;
+            unsigned polls = 0;
+            while ((d = ld_acquire_sys(doorbell)) == seen) {
+                if ((++polls & 31u) == 0) {
+                    unsigned why = efa_stop(idle, abort_word);
+                    if (why != 0) {
+                        efa_fail(status, why == ST_ABORTED ? ST_ABORTED : ST_IDLE, seen);
+                        d = ~0ull;
+                        break;
                     }
                 }
+            }
+            go = d;
+        }
+        __syncthreads();
+        if (go == ~0ull) {
+            return;
+        }
+        u64 first = go;
+        seen = first;
+        u64 deadline = efa_now_ns() + timeout_ns;
+        u64 pushes = 0, quiets = 0;
+        u64 last = 0;
+        bool pushed = false;
+        u64 next_ticket = 0;
+        unsigned mine = 0; // this block's requests in the launch
+        for (unsigned tg = 0; tg < world - 1; tg++) {
+            for (unsigned j = blockIdx.x; j < nreq; j += gridDim.x) {
+                mine++;
+            }
+        }
+        if (threadIdx.x == 0 && single && mine > 0) {
+            next_ticket = atomicAdd_system(head, (u64)mine * rounds);
+        }
+        for (unsigned k = 0; k < rounds; k++) {
+            u64 r = first + k;
+            unsigned slot = (unsigned)(r % slots);
+            if ((flags & FLAG_NBI) && k >= slots && threadIdx.x == 0 && mine > 0) {
+                quiets++;
+                unsigned why = efa_quiet(ring, last_ticket[slot] + 1, deadline, abort_word, &known_completed, NBI_BACKOFF_NS);
                 if (why != ST_OK) {
-                    efa_fail(status, why, t);
+                    efa_fail(status, why, last_ticket[slot]);
                     failed = 1;
                 }
             }
@@ -166,12 +207,76 @@ extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* sr
             if (failed) {
                 return;
             }
+            for (unsigned target = 0; target < world; target++) {
+                if (target == me) {
+                    continue;
+                }
+                unsigned seed = efa_seed(me, target, r);
+                u64 base = slot * slot_stride + (u64)(target < me ? target : target - 1) * stride;
+                for (unsigned j = blockIdx.x; j < nreq; j += gridDim.x) {
+                    u64 off = (u64)j * chunk;
+                    u64 len = size - off < chunk ? size - off : chunk;
+                    if (flags & FLAG_FILL) {
+                        unsigned* block_src = src + base / 4;
+                        for (u64 w = off / 4 + threadIdx.x; w < (off + len) / 4; w += blockDim.x) {
+                            block_src[w] = efa_word(seed, w);
+                        }
+                        __threadfence_system();
+                    }
+                    __syncthreads();
+                    if (threadIdx.x == 0) {
+                        unsigned op = OP_PUT;
+                        unsigned to = target;
+                        u64 bytes = len;
+                        if (k == 0 && j == 0 && target == (me == 0 ? 1u : 0u)) {
+                            to = corrupt == CORRUPT_TARGET ? world : to;
+                            bytes = corrupt == CORRUPT_BYTES ? slot_stride * slots + 4096 : bytes;
+                            op = corrupt == CORRUPT_OP ? 7u : op;
+                        }
+                        u64 t = single ? next_ticket++ : atomicAdd_system(head, 1ull);
+                        u64 imm = imm_base | (r & IMM_ROUND_MASK);
+                        unsigned why = efa_push(ring, mask, t, op, to, channel, base + off, (u64)slot * stride + off, bytes,
+                                                imm, deadline, abort_word, single && t < known_completed + mask + 1);
+                        if (why == ST_OK) {
+                            pushes++;
+                            last = t;
+                            last_ticket[slot] = t;
+                            pushed = true;
+                            if (!(flags & FLAG_NBI)) {
+                                quiets++;
+                                why = efa_quiet(ring, t + 1, deadline, abort_word, &known_completed);
+                            }
+                        }
+                        if (why != ST_OK) {
+                            efa_fail(status, why, t);
+                            failed = 1;
+                        }
+                    }
+                    __syncthreads();
+                    if (failed) {
+                        return;
+                    }
+                }
+            }
         }
-    }
-    if ((flags & FLAG_NBI) && threadIdx.x == 0 && pushed) {
-        unsigned why = efa_quiet(ring, last + 1, deadline, abort_word);
-        if (why != ST_OK) {
-            efa_fail(status, why, last);
+        if (threadIdx.x == 0) {
+            if ((flags & FLAG_NBI) && pushed) {
+                quiets++;
+                unsigned why = efa_quiet(ring, last + 1, deadline, abort_word, &known_completed, NBI_BACKOFF_NS);
+                if (why != ST_OK) {
+                    efa_fail(status, why, last);
+                    failed = 1;
+                }
+            }
+            if (pushes > 0) {
+                atomicAdd_system(posted, pushes);
+                atomicAdd_system(&counts[0], pushes);
+                atomicAdd_system(&counts[1], quiets);
+            }
+        }
+        __syncthreads();
+        if (failed) {
+            return;
         }
     }
 }
