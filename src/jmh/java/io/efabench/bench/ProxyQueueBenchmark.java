@@ -42,7 +42,7 @@ import io.efabench.rank.RankGroup;
  *       seen by the host: the request's round trip plus one host-to-GPU and one GPU-to-host
  *       crossing. The GPU's own push -> completed time is printed per iteration (p50, p99).</li>
  *   <li>{@code doorbell} (sample mode, us): ProxyBenchmark's own resident producer kernel
- *       ({@code proxy_put}, NBI, one round of one request for one target per doorbell): from the
+ *       ({@code proxy_put}, blocking, one round of one request for one target per doorbell): from the
  *       host ringing the doorbell until this thread, the proxy, has the request off the ring
  *       (acknowledged at once). That is what starting a launch of proxy rounds costs before its
  *       first write is posted, beyond a launch the proxy thread makes itself: the doorbell's trip
@@ -119,7 +119,7 @@ public class ProxyQueueBenchmark {
         producing = bp.getBenchmark().endsWith(".doorbell");
         if (producing) {
             doorbell = 0;
-            kernels.put(gpu.stream, ring, mailbox, oneRequest, ProxyKernels.FLAG_NBI, 0, timeoutNanos, timeoutNanos);
+            kernels.put(gpu.stream, ring, mailbox, oneRequest, 0, 0, timeoutNanos, timeoutNanos); // blocking: no NBI backoff between launches
         }
         if (pinging) {
             mailbox.resetPing();

@@ -213,6 +213,18 @@ public final class ProxyRounds implements Rounds {
         return !nbi;
     }
 
+    /** The seed's Gbps counts one buffer per round (its size x iters x 8 / time). */
+    @Override
+    public long seedBytesPerInvocation() {
+        return size * rounds;
+    }
+
+    /** The seed's unit: a launch's time over its rounds ({@code round_us}), blocking or NBI. */
+    @Override
+    public SeedRound seedRound() {
+        return new SeedRound("round_us", rounds);
+    }
+
     @Override
     public int slots() {
         return slots;
@@ -346,9 +358,33 @@ public final class ProxyRounds implements Rounds {
         }
     }
 
-    /** Requests the producer pushed and quiets it waited in so far (the resident kernel's counters; 0 for Direct). */
-    public long[] producerCounts() {
-        return new long[] {mailbox.pushes(), mailbox.quiets()};
+    private long reportedPushes;
+    private long reportedQuiets;
+    private long reportedPushNanos;
+    private long reportedQuietNanos;
+
+    /**
+     * One line per iteration from the kernel's own counters (untimed): quiets per push (1 when
+     * blocking, about 1 / (rounds x requests) with NBI) and the GPU-side time inside a push and
+     * inside a blocking quiet (push published -> completion seen: the write plus both crossings).
+     */
+    private void reportProducer() {
+        if (kernels == null) {
+            return;
+        }
+        long pushes = mailbox.pushes() - reportedPushes;
+        long quiets = mailbox.quiets() - reportedQuiets;
+        long pushNs = mailbox.pushNanos() - reportedPushNanos;
+        long quietNs = mailbox.quietNanos() - reportedQuietNanos;
+        reportedPushes += pushes;
+        reportedQuiets += quiets;
+        reportedPushNanos += pushNs;
+        reportedQuietNanos += quietNs;
+        if (pushes > 0) {
+            System.out.printf(java.util.Locale.ROOT, "# efabench: producer kernel: %d pushes, %.3f quiets per push; GPU-side %.2f us"
+                    + " per push%s%n", pushes, (double) quiets / pushes, pushNs / 1e3 / pushes,
+                    nbi ? "" : String.format(java.util.Locale.ROOT, ", %.2f us per blocking quiet", quietNs / 1e3 / Math.max(1, quiets)));
+        }
     }
 
     /**
@@ -360,6 +396,7 @@ public final class ProxyRounds implements Rounds {
     public void leaderEndIteration() {
         t.gpu.context.makeCurrent();
         awaitKernelStop(round);
+        reportProducer();
         t.signalEnd(round);
         t.barrier("targets cleared for the checked proxy round");
         long first = round + 1;

@@ -26,7 +26,7 @@ public final class Mailbox implements AutoCloseable {
     static final long DOORBELL = 256;
     static final long ANSWER = 384;
     static final long RTT = 512;
-    /** The producer's counters, summed over launches: pushes, then quiets. */
+    /** The producer's counters, summed over launches: pushes, quiets, ns in pushes, ns in blocking quiets. */
     static final long COUNTS = RTT + 8L * RTT_SLOTS;
     private static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
@@ -96,6 +96,16 @@ public final class Mailbox implements AutoCloseable {
     /** Quiets the resident producer waited in so far (added once per launch). */
     public long quiets() {
         return (long) LONG.getAcquire(words, COUNTS + 8);
+    }
+
+    /** GPU-side ns the resident producer spent inside its pushes (ticket, cell, publish), summed per launch. */
+    public long pushNanos() {
+        return (long) LONG.getAcquire(words, COUNTS + 16);
+    }
+
+    /** GPU-side ns the resident producer spent in blocking quiets (push published -> completion seen). */
+    public long quietNanos() {
+        return (long) LONG.getAcquire(words, COUNTS + 24);
     }
 
     /** Stops the ping kernel, or the resident producer. */

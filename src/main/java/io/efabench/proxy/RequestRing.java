@@ -14,19 +14,24 @@ import io.efabench.cuda.PinnedHostBuffer;
  * threads ({@code kernels/proxy.cu}, whose {@code efa_push} mirrors {@link #offer}) or Java
  * threads; the consumer is the proxy.
  *
- * <p>The protocol is Vyukov's bounded queue: cell i carries a sequence word, initially i. A
- * producer takes a ticket t with an atomic add on {@code head}, waits until cell t % capacity has
- * sequence t (free), writes the request and publishes sequence t + 1 with release. The consumer at
- * {@code tail} = t waits for sequence t + 1 with acquire, reads the request, and frees the cell
- * with sequence t + capacity (release). A full ring holds producers on their cell: back-pressure
- * without a lock. {@code posted} (producers' count, atomic add after publishing) and
- * {@code completed} (the proxy's count of finished writes, release) are what a blocking push's
- * quiet compares.
+ * <p>The protocol is Vyukov's bounded queue, with self-validating cells: cell i carries a
+ * sequence word, initially i. A producer takes a ticket t with an atomic add on {@code head},
+ * waits until cell t % capacity has sequence t (free; a producer that knows the proxy already
+ * consumed ticket t - capacity skips the read), and writes the request's six words, each
+ * {@code value << 16 | (t & 0xFFFF)}: its ticket's tag. The consumer at {@code tail} = t takes
+ * the cell once all six words carry t's tag, reads the request, and frees the cell with sequence
+ * t + capacity (release). An aligned 8-byte store is single-copy atomic, so a word is either the
+ * previous occupant's (ticket t - capacity, another tag: capacity is below 2^16) or this one's, and
+ * the producer needs no fence between its data and a publish word: on the GPU that fence (a
+ * system-scope release) waited ~0.9 us per push for its stores to reach host memory. A full ring
+ * holds producers on their cell: back-pressure without a lock. {@code posted} (producers' count)
+ * and {@code completed} (the proxy's count of leading tickets whose writes completed, release) are
+ * what a quiet compares. Values carry 48 bits (offsets, sizes and immediates far below 2^48).
  *
  * <p>Layout: head, tail, posted and completed each on their own 128-byte line (no false sharing
  * between the GPU's atomics, the proxy's stores and adjacent-line prefetch), then the cells, 64
- * bytes each: sequence, op | target rank, channel hint | 0, source offset, destination offset,
- * bytes, immediate. {@link #LAYOUT_BYTES} and the offsets are public so the kernel source and a
+ * bytes each: sequence, then tagged words: op | target rank << 32, channel hint, source offset,
+ * destination offset, bytes, immediate. {@link #LAYOUT_BYTES} and the offsets are public so the kernel source and a
  * layout test use the same numbers.
  */
 public final class RequestRing {
@@ -44,6 +49,13 @@ public final class RequestRing {
     public static final long DST = 32;
     public static final long BYTES = 40;
     public static final long IMM = 48;
+    /** Low bits of every request word: its ticket's tag. */
+    public static final int TAG_BITS = 16;
+    public static final long TAG_MASK = (1L << TAG_BITS) - 1;
+    /** Largest value a request word carries. */
+    public static final long MAX_VALUE = (1L << (64 - TAG_BITS)) - 1;
+    /** Largest ring: two occupants of a cell (tickets capacity apart) must differ in tag. */
+    public static final int MAX_CAPACITY = 1 << (TAG_BITS - 1);
     /** Bytes of the header before the cells. */
     public static final long LAYOUT_BYTES = CELLS;
 
@@ -63,7 +75,8 @@ public final class RequestRing {
 
     /**
      * Lays out a ring over {@code ring} (at least {@link #bytesFor} bytes, 128-byte aligned) and
-     * initialises it: counters 0, cell i's sequence i. {@code capacity} is a power of two.
+     * initialises it: counters 0, cell i's sequence i and its words tagged as the lap before the
+ * first (ticket i - capacity). {@code capacity} is a power of two up to {@link #MAX_CAPACITY}.
      */
     public RequestRing(MemorySegment ring, int capacity) {
         this(ring, 0, capacity);
@@ -75,8 +88,8 @@ public final class RequestRing {
     }
 
     private RequestRing(MemorySegment ring, long deviceAddress, int capacity) {
-        if (capacity < 2 || Integer.bitCount(capacity) != 1) {
-            throw new IllegalArgumentException("ring capacity " + capacity + " is not a power of two >= 2");
+        if (capacity < 2 || Integer.bitCount(capacity) != 1 || capacity > MAX_CAPACITY) {
+            throw new IllegalArgumentException("ring capacity " + capacity + " is not a power of two from 2 to " + MAX_CAPACITY);
         }
         if (ring.byteSize() < bytesFor(capacity) || ring.address() % LINE != 0) {
             throw new IllegalArgumentException("a ring of " + capacity + " cells needs " + bytesFor(capacity)
@@ -89,6 +102,11 @@ public final class RequestRing {
         ring.asSlice(0, bytesFor(capacity)).fill((byte) 0);
         for (int i = 0; i < capacity; i++) {
             LONG.setRelease(ring, cell(i) + SEQ, (long) i);
+            // Words of the lap before the first: zeros would carry tag 0, ticket 0's.
+            long stale = tagged(0, (i - capacity) & TAG_MASK);
+            for (long w = OP_TARGET; w <= IMM; w += 8) {
+                LONG.setRelease(ring, cell(i) + w, stale);
+            }
         }
         VarHandle.fullFence();
     }
@@ -130,13 +148,13 @@ public final class RequestRing {
                 Thread.onSpinWait();
             }
         }
-        ring.set(ValueLayout.JAVA_LONG, c + OP_TARGET, ((long) target << 32) | (op & 0xFFFF_FFFFL));
-        ring.set(ValueLayout.JAVA_LONG, c + CHANNEL, channel & 0xFFFF_FFFFL);
-        ring.set(ValueLayout.JAVA_LONG, c + SRC, src);
-        ring.set(ValueLayout.JAVA_LONG, c + DST, dst);
-        ring.set(ValueLayout.JAVA_LONG, c + BYTES, bytes);
-        ring.set(ValueLayout.JAVA_LONG, c + IMM, imm);
-        LONG.setRelease(ring, c + SEQ, t + 1);
+        long tag = t & TAG_MASK;
+        LONG.setOpaque(ring, c + OP_TARGET, tagged(((long) target << 32) | (op & 0xFFFF_FFFFL), tag));
+        LONG.setOpaque(ring, c + CHANNEL, tagged(channel & 0xFFFF_FFFFL, tag));
+        LONG.setOpaque(ring, c + SRC, tagged(src, tag));
+        LONG.setOpaque(ring, c + DST, tagged(dst, tag));
+        LONG.setOpaque(ring, c + BYTES, tagged(bytes, tag));
+        LONG.setRelease(ring, c + IMM, tagged(imm, tag));
         LONG.getAndAdd(ring, POSTED, 1L);
         return true;
     }
@@ -147,21 +165,38 @@ public final class RequestRing {
      */
     public boolean poll(Request into) {
         long c = cell(tail);
-        if ((long) LONG.getAcquire(ring, c + SEQ) != tail + 1) {
-            return false;
+        long tag = tail & TAG_MASK;
+        // Cheapest rejection first: the last word a producer writes.
+        long imm = (long) LONG.getAcquire(ring, c + IMM);
+        long opTarget = (long) LONG.getAcquire(ring, c + OP_TARGET);
+        long channel = (long) LONG.getAcquire(ring, c + CHANNEL);
+        long src = (long) LONG.getAcquire(ring, c + SRC);
+        long dst = (long) LONG.getAcquire(ring, c + DST);
+        long bytes = (long) LONG.getAcquire(ring, c + BYTES);
+        if (((imm ^ tag) & TAG_MASK) != 0 || ((opTarget ^ tag) & TAG_MASK) != 0 || ((channel ^ tag) & TAG_MASK) != 0
+                || ((src ^ tag) & TAG_MASK) != 0 || ((dst ^ tag) & TAG_MASK) != 0 || ((bytes ^ tag) & TAG_MASK) != 0) {
+            return false; // not published yet, or only partly visible
         }
-        long opTarget = ring.get(ValueLayout.JAVA_LONG, c + OP_TARGET);
+        opTarget >>>= TAG_BITS;
         into.op = (int) opTarget;
         into.target = (int) (opTarget >>> 32);
-        into.channel = (int) ring.get(ValueLayout.JAVA_LONG, c + CHANNEL);
-        into.src = ring.get(ValueLayout.JAVA_LONG, c + SRC);
-        into.dst = ring.get(ValueLayout.JAVA_LONG, c + DST);
-        into.bytes = ring.get(ValueLayout.JAVA_LONG, c + BYTES);
-        into.imm = ring.get(ValueLayout.JAVA_LONG, c + IMM);
+        into.channel = (int) (channel >>> TAG_BITS);
+        into.src = src >>> TAG_BITS;
+        into.dst = dst >>> TAG_BITS;
+        into.bytes = bytes >>> TAG_BITS;
+        into.imm = imm >>> TAG_BITS;
         into.ticket = tail;
         LONG.setRelease(ring, c + SEQ, tail + capacity);
         tail++;
         return true;
+    }
+
+    /** A request word: {@code value} (at most {@link #MAX_VALUE}) above the ticket's tag. */
+    static long tagged(long value, long tag) {
+        if (value < 0 || value > MAX_VALUE) {
+            throw new IllegalArgumentException("request value " + value + " does not fit the ring's 48 bits");
+        }
+        return value << TAG_BITS | tag;
     }
 
     /** The proxy publishes how many requests' writes have completed (release: the GPU's quiet reads it). */

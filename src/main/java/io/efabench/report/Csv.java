@@ -55,7 +55,7 @@ public final class Csv {
         if (pct) header.addAll(Table.PERCENTILES);
         header.add("checked_rounds");
         SeedUnit seed = SeedUnit.of(e);
-        if (seed != null) header.add(seed.metric);
+        if (seed != null && seed.metric != null) header.add(seed.metric);
         if (collective) header.addAll(COLLECTIVE);
         header.addAll(List.of("score", "score_error", "score_unit", "mode"));
         StringBuilder out = new StringBuilder(String.join(",", header)).append('\n');
@@ -77,7 +77,7 @@ public final class Csv {
                     for (String m : Table.PERCENTILES) row.add(score(r.metric(m)));
                 }
                 row.add(score(r.metric("checked_rounds")));
-                if (seed != null) row.add(score(r.metric(seed.metric)));
+                if (seed != null && seed.metric != null) row.add(score(r.metric(seed.metric)));
                 if (collective) {
                     for (String m : COLLECTIVE) row.add(score(r.metric(m)));
                 }

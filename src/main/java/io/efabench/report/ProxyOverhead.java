@@ -58,8 +58,15 @@ final class ProxyOverhead {
         return out.toString();
     }
 
-    /** A round's mean time in us: the primary score (time per invocation, or invocations per time) over the rounds. */
+    /**
+     * A round's time in us: {@code round_us} (total time over every round of the trial), or for
+     * results without it the primary score (time per invocation, or invocations per time) over the rounds.
+     */
     static double roundUs(JmhResult r) {
+        JmhResult.Metric round = r.metric("round_us");
+        if (round != null) {
+            return round.score();
+        }
         int rounds = Integer.parseInt(r.params().getOrDefault("rounds", "1"));
         JmhResult.Metric m = r.primary();
         String[] unit = m.unit().split("/");

@@ -10,7 +10,8 @@ import io.efabench.harness.Metrics;
  * ping-pong round trip ({@code rtt_us}, SendRecv: the seed's Gbps = size x 8 / RTT, Lat = RTT)
  * or the all-to-all round ({@code round_us}: the seed's Gbps = one peer's size x 8 / round, Lat =
  * round). Our JSON's {@code gbps} counts every byte delivered (both directions of a ping-pong, all
- * N-1 peers of a round) and {@code lat_us} one transfer; the seed-style table shows the seed's
+ * N-1 peers of a round) and {@code lat_us} one transfer; the proxy's unit is a launch over its
+ * rounds. The seed-style table shows the seed's
  * figures, computed here through {@link Metrics}, and its heading says so.
  */
 final class SeedUnit {
@@ -29,8 +30,20 @@ final class SeedUnit {
                     + " that Gbps over the link (JSON: gbps = size x (N-1) x 8 / round, all peers; round_us = round);"
                     + " algbw/busbw: nccl-tests' alltoall_perf in GB/s (algbw = size x N / round, busbw = algbw x (N-1)/N)."));
 
-    /** The unit of the experiment's results, or null where they carry none (Write, Proxy, IPC). */
+    /**
+     * The proxy's: the seed timed a launch of its kernel and divided by the iterations; a launch
+     * here is one invocation of {@code rounds} rounds, and {@code round_us} its time over them,
+     * NBI's overlapping rounds included.
+     */
+    private static final SeedUnit LAUNCH = new SeedUnit("round_us", "Seed formulas: Lat(us) = a launch's time / its rounds (the"
+            + " seed's time / iters, NBI's overlapping rounds too), Gbps = size x 8 / Lat, BusBW(%) = that Gbps over the link"
+            + " (JSON: gbps counts every target's bytes; lat_us only where rounds do not overlap, the blocking configs).");
+
+    /** The unit of the experiment's results, or null where they carry none (Write, IPC). */
     static SeedUnit of(Experiment e) {
+        if (e.shortName().equals("ProxyBenchmark.put")) {
+            return LAUNCH;
+        }
         for (SeedUnit u : KNOWN) {
             boolean any = e.cells().values().stream().flatMap(m -> m.values().stream()).anyMatch(r -> r.metric(u.metric) != null);
             if (any) {

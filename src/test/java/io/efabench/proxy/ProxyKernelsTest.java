@@ -27,6 +27,7 @@ class ProxyKernelsTest {
         Map<String, Long> java = Map.of("RING_HEAD", RequestRing.HEAD, "RING_POSTED", RequestRing.POSTED,
                 "RING_COMPLETED", RequestRing.COMPLETED, "RING_CELLS", RequestRing.CELLS, "RING_CELL", RequestRing.CELL);
         java.forEach((name, value) -> assertEquals(value, define(name), name));
+        assertEquals(RequestRing.TAG_BITS, define("RING_TAG_BITS"));
         // The kernel writes fields 1..6 of a cell as u64 words, in RequestRing's order.
         assertEquals(8, RequestRing.OP_TARGET);
         assertEquals(16, RequestRing.CHANNEL);

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -37,6 +38,45 @@ class RequestRingTest {
             assertThrows(IllegalArgumentException.class, () -> ring(a, 6), "capacity must be a power of two");
             MemorySegment small = a.allocate(RequestRing.bytesFor(8) - 1, RequestRing.LINE);
             assertThrows(IllegalArgumentException.class, () -> new RequestRing(small, 8));
+        }
+    }
+
+    /**
+     * A cell is taken only once every word carries its ticket's tag: words that arrive one by one
+     * (a GPU's stores to host memory, unordered without a fence) or still hold the previous lap's
+     * request are not a request yet.
+     */
+    @Test
+    void aCellIsTakenOnlyWhenEveryWordCarriesItsTicketsTag() {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment m = a.allocate(RequestRing.bytesFor(4), RequestRing.LINE);
+            RequestRing r = new RequestRing(m, 4);
+            RequestRing.Request q = new RequestRing.Request();
+            assertFalse(r.poll(q), "a fresh ring holds no request (zeroed words would carry ticket 0's tag)");
+            for (int i = 0; i < 4; i++) { // one lap: every cell now holds a request of tag 0..3
+                assertTrue(r.offer(1, 1, 0, i, i, 8, i, 1));
+                assertTrue(r.poll(q));
+            }
+            long cell = RequestRing.CELLS; // ticket 4 reuses cell 0, which still holds ticket 0's words
+            assertFalse(r.poll(q), "the previous lap's request");
+            long[] words = {RequestRing.IMM, RequestRing.SRC, RequestRing.OP_TARGET, RequestRing.BYTES, RequestRing.DST,
+                RequestRing.CHANNEL};
+            long[] values = {77, 4096, (2L << 32) | 1, 64, 8192, 0};
+            for (int w = 0; w < words.length; w++) {
+                assertFalse(r.poll(q), w + " of 6 words written");
+                m.set(ValueLayout.JAVA_LONG, cell + words[w], RequestRing.tagged(values[w], 4));
+            }
+            assertTrue(r.poll(q));
+            assertEquals(4, q.ticket);
+            assertEquals(2, q.target);
+            assertEquals(1, q.op);
+            assertEquals(4096, q.src);
+            assertEquals(8192, q.dst);
+            assertEquals(64, q.bytes);
+            assertEquals(77, q.imm);
+            assertThrows(IllegalArgumentException.class, () -> RequestRing.tagged(1L << 48, 0), "48 bits of value");
+            assertThrows(IllegalArgumentException.class, () -> ring(a, RequestRing.MAX_CAPACITY * 2),
+                    "tags of two occupants of a cell must differ");
         }
     }
 

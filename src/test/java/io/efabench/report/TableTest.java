@@ -121,6 +121,35 @@ class TableTest {
     }
 
     /**
+     * Issue 20, golden: the proxy's seed-style table is the seed's (time of a launch / its
+     * iterations, and one buffer x 8 over that), for blocking and NBI configs alike, from a real
+     * run on the lent H100 (2 ranks sharing it under MPS, shm): Lat = round_us (the launches' time
+     * over their 16 rounds each), Gbps = size x 8 / Lat. NBI reports no lat_us (its rounds overlap),
+     * yet its seed Lat is there; lat_us of a blocking config is the same per-round time.
+     */
+    @Test
+    void proxyTableUsesTheSeedsFormulasPerLaunch() throws Exception {
+        Experiment e = Experiment.of(JmhResults.read(Fixtures.runDir("real-proxy-h100-mps.json", tmp))).getFirst();
+        String table = Table.render(e);
+        assertTrue(table.contains("Seed formulas: Lat(us) = a launch's time / its rounds"), table);
+        List<List<String>> rows = rows(table);
+        assertEquals(2, rows.size(), table);
+        for (List<String> row : rows) {
+            long size = Sizes.parse(row.get(0));
+            for (int g = 0; g < e.groups().size(); g++) {
+                JmhResult r = e.cell(e.groups().get(g), size);
+                double lat = r.metric("round_us").score();
+                assertEquals(String.format(java.util.Locale.ROOT, "%.2f", size * 8.0 / (lat * 1e3)), row.get(2 + 3 * g), table);
+                assertEquals(String.format(java.util.Locale.ROOT, "%.2f", lat), row.get(4 + 3 * g), table);
+                if (r.metric("lat_us") != null) {
+                    assertEquals(lat, r.metric("lat_us").score(), lat * 1e-6, "blocking lat_us is the per-round time");
+                }
+            }
+        }
+        assertTrue(e.groups().contains("ProxySingleNBI") && e.cell("ProxySingleNBI", Sizes.parse("8M")).metric("lat_us") == null);
+    }
+
+    /**
      * Issue 20, golden: all-to-all at N = 4: the seed's Gbps is one peer's size x 8 / round and its
      * Lat the round (from round_us), not our gbps over all N-1 peers; nccl-tests' columns are
      * alltoall_perf's algbw = size x N / round and busbw = algbw x (N-1)/N, in GB/s.

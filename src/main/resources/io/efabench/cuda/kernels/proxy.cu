@@ -16,6 +16,8 @@
 #define RING_COMPLETED 384
 #define RING_CELLS 512
 #define RING_CELL 64
+#define RING_TAG_BITS 16
+#define RING_TAG_MASK 0xFFFFull
 
 #define OP_PUT 1u
 #define FLAG_NBI 1u
@@ -73,9 +75,22 @@ __device__ __forceinline__ void efa_fail(unsigned* status, unsigned code, u64 at
     }
 }
 
-// Writes request `t` into its cell once the cell is free, then publishes it. ST_OK or why not.
-// `known_free`: the caller knows the proxy consumed ticket t - capacity (it saw `completed` past
-// it), so the cell's sequence need not be read first: one PCIe round trip less per push.
+__device__ __forceinline__ void st_relaxed_sys(u64* p, u64 v) {
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ u64 ld_relaxed_sys(const u64* p) {
+    u64 v;
+    asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// Writes request `t` into its cell once the cell is free. Every word carries the ticket's tag in
+// its low RING_TAG_BITS (io.efabench.proxy.RequestRing): the proxy takes the cell once all six do,
+// so no fence orders the words (a system-scope release waited ~0.9 us per push for the stores to
+// reach host memory). ST_OK or why not. `known_free`: the caller knows the proxy consumed ticket
+// t - capacity (it saw `completed` past it), so the cell's sequence need not be read first: one
+// PCIe round trip less per push.
 __device__ unsigned efa_push(unsigned char* ring, u64 mask, u64 t, unsigned op, unsigned target, unsigned channel,
                              u64 src, u64 dst, u64 bytes, u64 imm, u64 deadline, const unsigned* abort_word,
                              bool known_free = false) {
@@ -89,13 +104,13 @@ __device__ unsigned efa_push(unsigned char* ring, u64 mask, u64 t, unsigned op, 
         // host memory that the proxy is busy reading too.
         __nanosleep(200);
     }
-    cell[1] = ((u64)target << 32) | op;
-    cell[2] = channel;
-    cell[3] = src;
-    cell[4] = dst;
-    cell[5] = bytes;
-    cell[6] = imm;
-    st_release_sys(cell, t + 1);
+    u64 tag = t & RING_TAG_MASK;
+    st_relaxed_sys(&cell[1], ((((u64)target << 32) | op) << RING_TAG_BITS) | tag);
+    st_relaxed_sys(&cell[2], ((u64)channel << RING_TAG_BITS) | tag);
+    st_relaxed_sys(&cell[3], (src << RING_TAG_BITS) | tag);
+    st_relaxed_sys(&cell[4], (dst << RING_TAG_BITS) | tag);
+    st_relaxed_sys(&cell[5], (bytes << RING_TAG_BITS) | tag);
+    st_relaxed_sys(&cell[6], (imm << RING_TAG_BITS) | tag);
     return ST_OK;
 }
 
@@ -108,7 +123,9 @@ __device__ unsigned efa_quiet(unsigned char* ring, u64 want, u64 deadline, const
                               unsigned backoff_ns = 0) {
     const u64* completed = (const u64*)(ring + RING_COMPLETED);
     u64 c;
-    for (unsigned polls = 1; (c = ld_acquire_sys(completed)) < want; polls++) {
+    // Relaxed polls, one acquire fence once the count is there: an acquire load per poll would
+    // also wait, on the first one, for this thread's request stores to reach host memory.
+    for (unsigned polls = 1; (c = ld_relaxed_sys(completed)) < want; polls++) {
         if (backoff_ns != 0) {
             __nanosleep(backoff_ns);
         }
@@ -119,6 +136,7 @@ __device__ unsigned efa_quiet(unsigned char* ring, u64 want, u64 deadline, const
             }
         }
     }
+    asm volatile("fence.acq_rel.sys;" ::: "memory");
     if (seen != nullptr) {
         *seen = c;
     }
@@ -136,7 +154,8 @@ __device__ unsigned efa_quiet(unsigned char* ring, u64 want, u64 deadline, const
 // Blocking quiets after every push; FLAG_NBI quiets once at the end of the launch, and before a
 // round reuses a slot still in flight (the block's last request of round r - slots): no write
 // reads a region that a later round of the same launch refills. Counters (counts[0] pushes,
-// counts[1] quiets, and the ring's `posted`) are summed per block and added once per launch: an
+// counts[1] quiets, counts[2] ns inside pushes, counts[3] ns inside blocking quiets: the GPU's own
+// clock; and the ring's `posted`) are summed per block and added once per launch: an
 // atomic on host memory is a PCIe round trip that the next push's release would wait for.
 extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* src, u64 size, u64 stride,
                                      u64 slot_stride, u64 chunk, unsigned nreq, unsigned world, unsigned me,
@@ -146,6 +165,8 @@ extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* sr
     __shared__ unsigned failed;
     __shared__ u64 go;
     __shared__ u64 last_ticket[MAX_SLOTS];
+    __shared__ u64 pushed_ticket;
+    __shared__ u64 pushed_at;
     u64* head = (u64*)(ring + RING_HEAD);
     u64* posted = (u64*)(ring + RING_POSTED);
     bool single = gridDim.x == 1; // one pusher: it takes a launch's tickets with one atomic
@@ -179,7 +200,7 @@ extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* sr
         u64 first = go;
         seen = first;
         u64 deadline = efa_now_ns() + timeout_ns;
-        u64 pushes = 0, quiets = 0;
+        u64 pushes = 0, quiets = 0, push_ns = 0, quiet_ns = 0;
         u64 last = 0;
         bool pushed = false;
         u64 next_ticket = 0;
@@ -233,21 +254,21 @@ extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* sr
                             bytes = corrupt == CORRUPT_BYTES ? slot_stride * slots + 4096 : bytes;
                             op = corrupt == CORRUPT_OP ? 7u : op;
                         }
+                        u64 t0 = efa_now_ns();
                         u64 t = single ? next_ticket++ : atomicAdd_system(head, 1ull);
                         u64 imm = imm_base | (r & IMM_ROUND_MASK);
                         unsigned why = efa_push(ring, mask, t, op, to, channel, base + off, (u64)slot * stride + off, bytes,
                                                 imm, deadline, abort_word, single && t < known_completed + mask + 1);
+                        u64 t1 = efa_now_ns();
+                        push_ns += t1 - t0;
                         if (why == ST_OK) {
                             pushes++;
                             last = t;
                             last_ticket[slot] = t;
                             pushed = true;
-                            if (!(flags & FLAG_NBI)) {
-                                quiets++;
-                                why = efa_quiet(ring, t + 1, deadline, abort_word, &known_completed);
-                            }
-                        }
-                        if (why != ST_OK) {
+                            pushed_ticket = t;
+                            pushed_at = t1;
+                        } else {
                             efa_fail(status, why, t);
                             failed = 1;
                         }
@@ -255,6 +276,21 @@ extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* sr
                     __syncthreads();
                     if (failed) {
                         return;
+                    }
+                    if (!(flags & FLAG_NBI)) {
+                        if (threadIdx.x == 0) {
+                            quiets++;
+                            unsigned why = efa_quiet(ring, pushed_ticket + 1, deadline, abort_word, &known_completed);
+                            quiet_ns += efa_now_ns() - pushed_at;
+                            if (why != ST_OK) {
+                                efa_fail(status, why, pushed_ticket);
+                                failed = 1;
+                            }
+                        }
+                        __syncthreads();
+                        if (failed) {
+                            return;
+                        }
                     }
                 }
             }
@@ -272,6 +308,8 @@ extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* sr
                 atomicAdd_system(posted, pushes);
                 atomicAdd_system(&counts[0], pushes);
                 atomicAdd_system(&counts[1], quiets);
+                atomicAdd_system(&counts[2], push_ns);
+                atomicAdd_system(&counts[3], quiet_ns);
             }
         }
         __syncthreads();
