@@ -46,7 +46,7 @@ class LaunchTest {
         Launch.checkParams(new String[] {"WriteBenchmark", "-p", "config=SinglePin,MultiDMA", "-p", "size=Whatever"});
         Launch.checkParams(new String[] {"ProxyBenchmark", "-p", "config=ProxySingle,DirectSingle"});
         assertThrows(IllegalArgumentException.class,
-                () -> Launch.checkParams(new String[] {"ProxyBenchmark", "-p", "config=SingleDMA"}), "renamed: DirectSingle");;
+                () -> Launch.checkParams(new String[] {"ProxyBenchmark", "-p", "config=SingleDMA"}), "renamed: DirectSingle");
     }
 
     /** The progress total: benchmarks x modes x param combinations x forks, as JMH will run them. */
