@@ -2,13 +2,11 @@ package io.efabench.harness;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.function.Function;
 
 import io.efabench.cuda.CudaException;
 import io.efabench.cuda.DeviceBuffer;
 import io.efabench.cuda.DmaBuf;
-import io.efabench.cuda.PatternKernels;
 import io.efabench.cuda.PinnedHostBuffer;
 import io.efabench.fabric.Channel;
 import io.efabench.fabric.DmaBufUnsupportedException;
@@ -16,8 +14,9 @@ import io.efabench.fabric.MemoryRegion;
 
 /**
  * A payload buffer of one memory kind, registered on every channel of a trial: what the round
- * protocols move and check. Host buffers are filled and checked by the CPU, device buffers by
- * the GPU's pattern kernels, both with the pattern of (sender, receiver, round, offset).
+ * protocols move and check. The memory and its pattern code are the kind's {@link PayloadMemory}
+ * (host: the CPU fills and checks; device: the GPU's pattern kernels), the registrations this
+ * class's.
  * Owned by the trial: closed after its channels' endpoints (which close the regions first).
  */
 public final class TrialBuffer implements AutoCloseable {
@@ -33,25 +32,16 @@ public final class TrialBuffer implements AutoCloseable {
 
     public final MemoryKind kind;
     private final long bytes;
-    private final TrialGpu gpu;
-    /** Host memory (HOST), or the device pointer wrapped as a segment and never dereferenced (DEVICE). */
-    private final MemorySegment segment;
-    private final PinnedHostBuffer pinned;
-    private final DeviceBuffer device;
-    private final DmaBuf dmaBuf;
+    private final PayloadMemory memory;
     private final MemoryRegion[] regions;
     private final Registration registration;
     private final String dmaBufRefusal;
 
-    private TrialBuffer(MemoryKind kind, long bytes, TrialGpu gpu, MemorySegment segment, PinnedHostBuffer pinned,
-            DeviceBuffer device, DmaBuf dmaBuf, MemoryRegion[] regions, Registration registration, String dmaBufRefusal) {
+    private TrialBuffer(MemoryKind kind, long bytes, PayloadMemory memory, MemoryRegion[] regions, Registration registration,
+            String dmaBufRefusal) {
         this.kind = kind;
         this.bytes = bytes;
-        this.gpu = gpu;
-        this.segment = segment;
-        this.pinned = pinned;
-        this.device = device;
-        this.dmaBuf = dmaBuf;
+        this.memory = memory;
         this.regions = regions;
         this.registration = registration;
         this.dmaBufRefusal = dmaBufRefusal;
@@ -68,17 +58,15 @@ public final class TrialBuffer implements AutoCloseable {
         } catch (OutOfMemoryError e) {
             throw new BenchmarkSetupException("rank " + rank + ": cannot allocate " + Sizes.format(bytes) + " of host memory");
         }
-        PinnedHostBuffer pinned = gpu == null ? null : PinnedHostBuffer.register(gpu.context, seg);
+        HostPayload payload = new HostPayload(seg, gpu == null ? null : PinnedHostBuffer.register(gpu.context, seg));
         MemoryRegion[] mrs;
         try {
             mrs = registerAll(channels, ch -> ch.register(seg));
         } catch (RuntimeException e) {
-            if (pinned != null) {
-                pinned.close();
-            }
+            payload.close();
             throw e;
         }
-        return new TrialBuffer(MemoryKind.HOST, bytes, gpu, seg, pinned, null, null, mrs, Registration.HOST, null);
+        return new TrialBuffer(MemoryKind.HOST, bytes, payload, mrs, Registration.HOST, null);
     }
 
     /**
@@ -97,6 +85,7 @@ public final class TrialBuffer implements AutoCloseable {
             throw new BenchmarkSetupException("rank " + rank + ": cannot allocate " + Sizes.format(bytes)
                     + " of device memory on GPU " + gpu.device.ordinal() + ": " + e.getMessage());
         }
+        DevicePayload payload = new DevicePayload(gpu, mem);
         MemorySegment seg = MemorySegment.ofAddress(mem.deviceAddress()).reinterpret(bytes);
         int ordinal = gpu.device.ordinal();
         DmaBuf dmaBuf = null;
@@ -114,11 +103,12 @@ public final class TrialBuffer implements AutoCloseable {
                 try {
                     mrs = registerAll(channels, ch -> ch.registerCudaDmaBuf(seg, exported.fd(), exported.offset(), ordinal));
                     how = Registration.DMABUF;
+                    payload.keep(exported);
                 } catch (DmaBufUnsupportedException e) {
                     refusal = e.getMessage(); // every channel has the same provider: VA for all of them
                     dmaBuf.close();
-                    dmaBuf = null;
                 }
+                dmaBuf = null;
             }
             if (mrs == null) {
                 mrs = registerAll(channels, ch -> ch.registerCuda(seg, ordinal));
@@ -127,10 +117,10 @@ public final class TrialBuffer implements AutoCloseable {
             if (dmaBuf != null) {
                 dmaBuf.close();
             }
-            mem.close();
+            payload.close();
             throw e;
         }
-        return new TrialBuffer(MemoryKind.DEVICE, bytes, gpu, seg, null, mem, dmaBuf, mrs, how, refusal);
+        return new TrialBuffer(MemoryKind.DEVICE, bytes, payload, mrs, how, refusal);
     }
 
     public long byteSize() {
@@ -139,10 +129,7 @@ public final class TrialBuffer implements AutoCloseable {
 
     /** Where kernels see a device buffer. */
     public long deviceAddress() {
-        if (device == null) {
-            throw new IllegalStateException("a host buffer has no device address here");
-        }
-        return device.deviceAddress();
+        return memory.deviceAddress();
     }
 
     /** This buffer's registration on channel {@code c}. */
@@ -165,11 +152,7 @@ public final class TrialBuffer implements AutoCloseable {
      * buffers) or pageable (no GPU: as fabtests' buffers).
      */
     public String describeRegistration() {
-        return switch (registration) {
-            case HOST -> pinned != null ? "host, page-locked (cuMemHostRegister)" : "host, pageable";
-            case DMABUF -> "device, dmabuf";
-            case VA -> "device, va";
-        };
+        return memory.describe();
     }
 
     /** Why DMA-BUF registration was not used, or null. */
@@ -187,23 +170,12 @@ public final class TrialBuffer implements AutoCloseable {
      * offsets counted from the block's start (all-to-all keeps one block per peer).
      */
     public void fill(long offset, long length, int sender, int receiver, long round) {
-        if (kind == MemoryKind.HOST) {
-            Payload.fill(segment.asSlice(offset, length), sender, receiver, round);
-        } else {
-            gpu.context.makeCurrent();
-            gpu.pattern.fill(gpu.stream, device.slice(offset, length), sender, receiver, round);
-            gpu.await("rank " + receiver + "'s pattern fill from rank " + sender);
-        }
+        memory.fill(offset, length, sender, receiver, round);
     }
 
     /** Zeroes the buffer (a zero word never passes the check); returns when it is done. */
     public void clear() {
-        if (kind == MemoryKind.HOST) {
-            segment.fill((byte) 0);
-        } else {
-            gpu.await("clearing a device buffer: earlier work");
-            device.fill((byte) 0);
-        }
+        memory.clear();
     }
 
     /**
@@ -216,33 +188,13 @@ public final class TrialBuffer implements AutoCloseable {
 
     /** As {@link #verify(int, int, long)} for the block [offset, offset + length); offsets named are the block's. */
     public void verify(long offset, long length, int sender, int receiver, long round) {
-        if (kind == MemoryKind.HOST) {
-            Payload.verify(segment.asSlice(offset, length), sender, receiver, round);
-            return;
-        }
-        PatternKernels.Verdict v = gpu.pattern.verify(gpu.stream, device.slice(offset, length), sender, receiver, round,
-                gpu.timeoutNanos);
-        if (!v.ok()) {
-            throw Payload.CorruptionException.onDevice(receiver, sender, round, v.firstBadWord(), v.expected(), v.actual(),
-                    v.mismatchedWords(), length / 4);
-        }
+        memory.verify(offset, length, sender, receiver, round);
     }
 
     /** Flips the byte at {@code offset} (tests: EFABENCH_CORRUPT_OFFSET); out of range does nothing. */
     void corrupt(long offset) {
-        if (offset < 0 || offset >= bytes) {
-            return;
-        }
-        if (kind == MemoryKind.HOST) {
-            segment.set(ValueLayout.JAVA_BYTE, offset, (byte) ~segment.get(ValueLayout.JAVA_BYTE, offset));
-            return;
-        }
-        gpu.context.makeCurrent();
-        try (Arena a = Arena.ofConfined()) {
-            MemorySegment one = a.allocate(1);
-            device.slice(offset, 1).copyTo(one);
-            one.set(ValueLayout.JAVA_BYTE, 0, (byte) ~one.get(ValueLayout.JAVA_BYTE, 0));
-            device.slice(offset, 1).copyFrom(one);
+        if (offset >= 0 && offset < bytes) {
+            memory.corrupt(offset);
         }
     }
 
@@ -252,16 +204,7 @@ public final class TrialBuffer implements AutoCloseable {
     @Override
     public void close() {
         closeAll(regions);
-        if (pinned != null) {
-            pinned.close();
-        }
-        if (dmaBuf != null) {
-            dmaBuf.close();
-        }
-        if (device != null) {
-            gpu.context.makeCurrent();
-            device.close();
-        }
+        memory.close();
     }
 
     /** Registers on every channel; on a failure closes what was registered and rethrows. */
