@@ -7,8 +7,6 @@ import io.efabench.fabric.generated.fi_cq_attr;
 import io.efabench.fabric.generated.fi_cq_err_entry;
 import io.efabench.fabric.generated.fi_domain_attr;
 import io.efabench.fabric.generated.fi_info;
-import io.efabench.fabric.generated.fi_mr_attr;
-import io.efabench.fabric.generated.fi_mr_dmabuf;
 import io.efabench.fabric.generated.fi_msg;
 import io.efabench.fabric.generated.fi_msg_rma;
 import io.efabench.fabric.generated.fi_ops_av;
@@ -17,7 +15,6 @@ import io.efabench.fabric.generated.fi_ops_cq;
 import io.efabench.fabric.generated.fi_ops_domain;
 import io.efabench.fabric.generated.fi_ops_ep;
 import io.efabench.fabric.generated.fi_ops_fabric;
-import io.efabench.fabric.generated.fi_ops_mr;
 import io.efabench.fabric.generated.fi_ops_msg;
 import io.efabench.fabric.generated.fi_ops_rma;
 import io.efabench.fabric.generated.fi_rma_iov;
@@ -26,7 +23,6 @@ import io.efabench.fabric.generated.fid_cq;
 import io.efabench.fabric.generated.fid_domain;
 import io.efabench.fabric.generated.fid_ep;
 import io.efabench.fabric.generated.fid_fabric;
-import io.efabench.fabric.generated.fid_mr;
 import io.efabench.fabric.generated.iovec;
 
 import java.lang.foreign.Arena;
@@ -35,11 +31,9 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One NIC's fabric, domain, completion queue, address vector and RDM endpoint.
@@ -54,8 +48,6 @@ public final class Channel implements AutoCloseable {
     public static final int CONTEXT_SLOTS = 1024;
     static final long CONTEXT_SIZE = fi_context2.sizeof();
 
-    private static final long ACCESS = Fi.SEND | Fi.RECV | Fi.READ | Fi.WRITE | Fi.REMOTE_READ | Fi.REMOTE_WRITE;
-    private static final AtomicLong NEXT_KEY = new AtomicLong(1);
     /**
      * Open channels stay strongly reachable, so their automatic arena (context slots the provider
      * may write to, message structs) cannot be freed under an endpoint that was never closed.
@@ -105,7 +97,7 @@ public final class Channel implements AutoCloseable {
     private final boolean rxCqDataConsumesRecv;
     private final long cqDataMask;
     private int apiVersion;
-    private final List<MemoryRegion> regions = new ArrayList<>();
+    private final Registrations registrations;
 
     // Native objects, NULL once closed.
     private MemorySegment fabric = MemorySegment.NULL;
@@ -152,6 +144,7 @@ public final class Channel implements AutoCloseable {
         this.nic = nic;
         this.calls = CallBoard.forThisProcess().claim(nic.provider());
         this.mrMode = nic.mrMode();
+        this.registrations = new Registrations(nic, mrMode);
         this.passDescriptors = (mrMode & (Fi.MR_LOCAL | Fi.MR_HMEM)) != 0 || (nic.caps() & Fi.HMEM) != 0;
         this.rxCqDataConsumesRecv = (nic.mode() & Fi.RX_CQ_DATA) != 0;
         this.cqDataMask = nic.cqDataSize() >= 8 ? -1L : (1L << (8 * nic.cqDataSize())) - 1;
@@ -357,7 +350,8 @@ public final class Channel implements AutoCloseable {
 
     /** Registers host memory for send, receive and RMA in both directions. */
     public MemoryRegion register(MemorySegment buf) {
-        return register(buf, Source.HOST, 0, -1, 0);
+        requireOpen();
+        return registrations.register(this, domain, ep, apiVersion, buf, Registrations.Source.HOST, 0, -1, 0);
     }
 
     /**
@@ -366,7 +360,8 @@ public final class Channel implements AutoCloseable {
      * and is never dereferenced from Java. Needs a discovery with hmem.
      */
     public MemoryRegion registerCuda(MemorySegment deviceBuf, int cudaDevice) {
-        return register(deviceBuf, Source.CUDA_VA, cudaDevice, -1, 0);
+        requireOpen();
+        return registrations.register(this, domain, ep, apiVersion, deviceBuf, Registrations.Source.CUDA_VA, cudaDevice, -1, 0);
     }
 
     /**
@@ -392,110 +387,14 @@ public final class Channel implements AutoCloseable {
             throw new IllegalArgumentException("DMA-BUF offset " + dmabufOffset
                     + " must lie between 0 and the device address 0x" + Long.toHexString(deviceBuf.address()));
         }
-        return register(deviceBuf, Source.CUDA_DMABUF, cudaDevice, dmabufFd, dmabufOffset);
+        requireOpen();
+        return registrations.register(this, domain, ep, apiVersion, deviceBuf, Registrations.Source.CUDA_DMABUF, cudaDevice,
+                dmabufFd, dmabufOffset);
     }
 
     /** True when the provider granted FI_HMEM on this channel's NIC. */
     public boolean offersHmem() {
         return nic.offersHmem();
-    }
-
-    /** How a buffer reaches the provider. */
-    private enum Source {
-        HOST("host memory"), CUDA_VA("CUDA memory"), CUDA_DMABUF("CUDA memory via DMA-BUF");
-
-        final String text;
-
-        Source(String text) {
-            this.text = text;
-        }
-    }
-
-    /** The one registration path: fi_mr_regattr, then bind/enable, key and remote address per mr_mode. */
-    private MemoryRegion register(MemorySegment buf, Source source, int cudaDevice, int dmabufFd, long dmabufOffset) {
-        requireOpen();
-        if (buf.byteSize() == 0) {
-            throw new IllegalArgumentException("cannot register an empty buffer");
-        }
-        String where = nic.provider() + " " + nic.domainName();
-        if (source == Source.CUDA_DMABUF && !Fi.atLeast(apiVersion, Fi.DMABUF_VERSION)) {
-            // Before any native call: an older library would read attr.dmabuf, which shares its
-            // slot with mr_iov, as an iovec pointer and register garbage.
-            throw new DmaBufUnsupportedException(Fi.apiTooOld(Fi.DMABUF_VERSION, "DMA-BUF registration on " + where), 0);
-        }
-        if (source != Source.HOST && !nic.offersHmem()) {
-            // Without FI_HMEM in the domain's caps libfabric silently registers as FI_HMEM_SYSTEM.
-            throw new FabricException(where + " was discovered without FI_HMEM; use Discovery.discover(true)");
-        }
-        // Without FI_MR_PROV_KEY the application picks keys, unique within the domain.
-        long requestedKey = (mrMode & Fi.MR_PROV_KEY) != 0 ? 0 : NEXT_KEY.getAndIncrement();
-        String op = "fi_mr_regattr(" + source.text + ", " + buf.byteSize() + " bytes"
-                + (source == Source.HOST ? "" : ", device " + cudaDevice) + ") on " + where;
-        MemorySegment mr;
-        try (Arena arena = Arena.ofConfined()) {
-            // Zeroed: fields the API version in use does not know stay 0, as older code would leave them.
-            MemorySegment attr = arena.allocate(fi_mr_attr.layout());
-            // Device-only memory (cuMemAlloc, not managed): shm moves it by CUDA IPC only with this
-            // flag (smr_select_proto); without it every transfer is staged through host bounce
-            // buffers (measured: 1.8 GB/s instead of ~190 GB/s at 64 MiB, same GPU). fabtests set it too.
-            long flags = source == Source.HOST ? 0 : Fi.HMEM_DEVICE_ONLY;
-            if (source == Source.CUDA_DMABUF) {
-                MemorySegment dmabuf = arena.allocate(fi_mr_dmabuf.layout());
-                fi_mr_dmabuf.fd(dmabuf, dmabufFd);
-                fi_mr_dmabuf.offset(dmabuf, dmabufOffset);
-                fi_mr_dmabuf.len(dmabuf, buf.byteSize());
-                fi_mr_dmabuf.base_addr(dmabuf, MemorySegment.ofAddress(buf.address() - dmabufOffset));
-                fi_mr_attr.dmabuf(attr, dmabuf);
-                flags |= Fi.MR_DMABUF;
-            } else {
-                MemorySegment iov = arena.allocate(iovec.layout());
-                iovec.iov_base(iov, buf);
-                iovec.iov_len(iov, buf.byteSize());
-                fi_mr_attr.mr_iov(attr, iov);
-            }
-            fi_mr_attr.iov_count(attr, 1);
-            fi_mr_attr.access(attr, ACCESS);
-            fi_mr_attr.requested_key(attr, requestedKey);
-            fi_mr_attr.iface(attr, source == Source.HOST ? LibFabric.FI_HMEM_SYSTEM() : LibFabric.FI_HMEM_CUDA());
-            fi_mr_attr.device.cuda(fi_mr_attr.device(attr), source == Source.HOST ? 0 : cudaDevice);
-            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
-            MemorySegment mrOps = fid_domain.mr(domain).reinterpret(fi_ops_mr.sizeof());
-            int rc = fi_ops_mr.regattr.invoke(fi_ops_mr.regattr(mrOps), domain, attr, flags, out);
-            if (source == Source.CUDA_DMABUF && dmaBufRefused(rc)) {
-                throw new DmaBufUnsupportedException("DMA-BUF registration refused by " + where + ": "
-                        + op + " failed: " + Fi.strerror(rc) + " (" + rc + ")", rc);
-            }
-            Fi.check(op, rc);
-            mr = out.get(ValueLayout.ADDRESS, 0).reinterpret(fid_mr.sizeof());
-        }
-        try {
-            if ((mrMode & Fi.MR_ENDPOINT) != 0) {
-                Fi.bind("fi_mr_bind", mr, ep, 0);
-                Fi.enable("fi_mr_enable", mr);
-            }
-        } catch (RuntimeException e) {
-            Fi.close(mr);
-            throw e;
-        }
-        long key = fid_mr.key(mr); // fi_mr_key: the provider's key, or ours echoed back
-        long base = (mrMode & Fi.MR_VIRT_ADDR) != 0 ? buf.address() : 0;
-        MemoryRegion region = new MemoryRegion(this, buf, mr, fid_mr.mem_desc(mr).address(),
-                new RemoteRegion(base, buf.byteSize(), key));
-        regions.add(region);
-        return region;
-    }
-
-    /**
-     * Any failure of a DMA-BUF registration falls back to registration by virtual address (the
-     * caller records the refusal in provenance): "no FI_HMEM" is refused before any native call
-     * ({@link #offersHmem}), and what else a provider returns is not a fixed set. util and shm
-     * return -FI_ENOSYS (CUDA iface not initialised: libfabric built without CUDA); efa returns
-     * -FI_EBADFLAGS below API 1.20 and otherwise the raw -errno of ibv_reg_dmabuf_mr
-     * (prov/efa/src/efa_mr.c:470-488 in 2.6: -EOPNOTSUPP without rdma-core or kernel support, and
-     * -EINVAL, -EFAULT, -ENOMEM ... where the kernel or the GPU driver refuses this buffer).
-     */
-    static boolean dmaBufRefused(int rc) {
-        return rc < 0;
     }
 
     /** FI_VERSION this channel's fabric was opened with ({@code fid_fabric.api_version}). */
@@ -504,11 +403,7 @@ public final class Channel implements AutoCloseable {
     }
 
     void deregister(MemoryRegion region) {
-        regions.remove(region);
-        int rc = region.closeFid();
-        if (rc != 0) {
-            throw FabricException.of("fi_close(mr)", rc);
-        }
+        registrations.deregister(region);
     }
 
     /**
@@ -783,13 +678,7 @@ public final class Channel implements AutoCloseable {
             }
             events = null;
         }
-        for (MemoryRegion r : List.copyOf(regions)) {
-            int rc = r.closeFid();
-            if (rc != 0 && first == null) {
-                first = FabricException.of("fi_close(mr)", rc);
-            }
-        }
-        regions.clear();
+        first = registrations.closeAll(first);
         first = closeFid(domain, "domain", first);
         domain = MemorySegment.NULL;
         first = closeFid(fabric, "fabric", first);

@@ -40,10 +40,10 @@ class DmaBufRegistrationTest {
     @Test
     void everyDmaBufRefusalFallsBackToVa() {
         for (int errno : new int[] {22, 14, 12, 1, 95}) { // EINVAL, EFAULT, ENOMEM, EPERM, EOPNOTSUPP
-            assertTrue(Channel.dmaBufRefused(-errno), "-" + errno);
+            assertTrue(Registrations.dmaBufRefused(-errno), "-" + errno);
         }
-        assertTrue(Channel.dmaBufRefused(-Fi.ENOSYS) && Channel.dmaBufRefused(-Fi.EBADFLAGS));
-        assertTrue(!Channel.dmaBufRefused(0), "a registration that worked is no refusal");
+        assertTrue(Registrations.dmaBufRefused(-Fi.ENOSYS) && Registrations.dmaBufRefused(-Fi.EBADFLAGS));
+        assertTrue(!Registrations.dmaBufRefused(0), "a registration that worked is no refusal");
     }
 
     @Test
