@@ -46,7 +46,8 @@ import io.efabench.rank.RankGroup;
  *       host ringing the doorbell until this thread, the proxy, has the request off the ring
  *       (acknowledged at once). That is what starting a launch of proxy rounds costs before its
  *       first write is posted, beyond a launch the proxy thread makes itself: the doorbell's trip
- *       to the GPU, the ticket atomic, the cell and its release over PCIe, the proxy's poll.</li>
+ *       to the GPU, the ticket atomic, the cell's tagged words over PCIe, the proxy's poll; and
+ *       the previous launch's tail (its quiet and the counters' host atomics).</li>
  * </ul>
  */
 @State(Scope.Benchmark)

@@ -1,6 +1,7 @@
 package io.efabench.harness;
 
 import io.efabench.harness.engine.Footprint;
+import io.efabench.harness.engine.Immediate;
 import io.efabench.proxy.ProxyKernels;
 import io.efabench.proxy.RequestRing;
 
@@ -90,7 +91,7 @@ final class HostProducer {
         req.src = slot * s.slotStride() + target * s.stride() + off;
         req.dst = slot * s.stride() + off;
         req.bytes = Math.min(s.chunk(), s.size() - off);
-        req.imm = s.immBase() | (r & io.efabench.harness.engine.Immediate.ROUND_BITS);
+        req.imm = s.immBase() | (r & Immediate.ROUND_BITS);
         req.ticket = produced++;
         lastTicket[slot] = req.ticket;
         if (!nbi) {

@@ -11,8 +11,9 @@ import io.efabench.proxy.RequestRing;
 
 /**
  * The CPU proxy of the proxy experiment: one thread on the leader that spins on the request
- * ring (or, for the direct baseline, makes the requests itself: {@link HostProducer}), turns every request into writes with the request's immediate data (on the request's
- * channel, or striped over every channel for {@link #ALL_CHANNELS}) through the shared
+ * ring (or, for the direct baseline, makes the requests itself: {@link HostProducer}), turns
+ * every request into writes with the request's immediate data (on the request's channel, or
+ * striped over every channel for {@link #ALL_CHANNELS}) through the shared
  * {@link WriteEngine} (its contexts, {@link #WINDOW} per channel, its post and its CQ loop), and
  * publishes {@code completed} (the count of leading tickets whose writes all completed: the GPU's
  * quiet). The engine also hands it the targets' acks ({@link #acked}): from setup on this thread
@@ -305,11 +306,12 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
         }
     }
 
-    /** Publishes completed = the leading tickets whose writes all completed. */
+    /** Requests taken so far: off the ring, or made by the host producer. */
     private long consumed() {
         return host != null ? host.produced() : ring.consumed();
     }
 
+    /** Publishes completed = the leading tickets whose writes all completed. */
     private void advance() {
         long consumed = consumed();
         long f = frontier;

@@ -98,7 +98,7 @@ public final class Mailbox implements AutoCloseable {
         return (long) LONG.getAcquire(words, COUNTS + 8);
     }
 
-    /** GPU-side ns the resident producer spent inside its pushes (ticket, cell, publish), summed per launch. */
+    /** GPU-side ns the resident producer spent inside its pushes (ticket, the cell's words), summed per launch. */
     public long pushNanos() {
         return (long) LONG.getAcquire(words, COUNTS + 16);
     }

@@ -3,7 +3,6 @@ package io.efabench.report;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -15,7 +14,8 @@ import java.util.Map;
  * ({@code lat_p50_us}, {@code lat_p99_us}: blocking configs only, NBI rounds overlap).
  */
 final class ProxyOverhead {
-    private static final String PROXY = "ProxyBenchmark.put";
+    /** The proxy experiment's benchmark ({@link JmhResult#shortName}). */
+    static final String PROXY = "ProxyBenchmark.put";
 
     private ProxyOverhead() {}
 
@@ -23,9 +23,7 @@ final class ProxyOverhead {
     static String render(List<JmhResult> results) {
         Map<String, JmhResult> byKey = new HashMap<>();
         for (JmhResult r : results) {
-            if (r.shortName().equals(PROXY)) {
-                byKey.put(r.mode() + " " + new java.util.TreeMap<>(r.params()), r);
-            }
+            byKey.put(r.key(), r);
         }
         List<String[]> rows = new ArrayList<>();
         for (JmhResult proxy : results) {
@@ -33,16 +31,16 @@ final class ProxyOverhead {
             if (!proxy.shortName().equals(PROXY) || config == null || !config.startsWith("Proxy")) {
                 continue;
             }
-            Map<String, String> twinParams = new java.util.TreeMap<>(proxy.params());
+            Map<String, String> twinParams = new HashMap<>(proxy.params());
             twinParams.put("config", "Direct" + config.substring("Proxy".length()));
-            JmhResult direct = byKey.get(proxy.mode() + " " + twinParams);
+            JmhResult direct = byKey.get(new JmhResult(proxy.benchmark(), proxy.mode(), twinParams, null, Map.of()).key());
             if (direct == null) {
                 continue;
             }
             double p = roundUs(proxy);
             double d = roundUs(direct);
-            rows.add(new String[] {proxy.params().getOrDefault("size", "-"), config, fmt(p), fmt(d), fmt(p - d),
-                fmt(diff(proxy, direct, "lat_p50_us")), fmt(diff(proxy, direct, "lat_p99_us")), fmt3(d / p)});
+            rows.add(new String[] {proxy.params().getOrDefault("size", Table.MISSING), config, us(p), us(d), us(p - d),
+                us(diff(proxy, direct, "lat_p50_us")), us(diff(proxy, direct, "lat_p99_us")), SeedUnit.format(d / p, "%.3f")});
         }
         if (rows.isEmpty()) {
             return "";
@@ -94,11 +92,7 @@ final class ProxyOverhead {
         return x == null || y == null ? Double.NaN : x.score() - y.score();
     }
 
-    private static String fmt(double v) {
-        return Double.isFinite(v) ? String.format(Locale.ROOT, "%.2f", v) : Table.MISSING;
-    }
-
-    private static String fmt3(double v) {
-        return Double.isFinite(v) ? String.format(Locale.ROOT, "%.3f", v) : Table.MISSING;
+    private static String us(double v) {
+        return SeedUnit.format(v, "%.2f");
     }
 }

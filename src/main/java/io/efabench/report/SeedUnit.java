@@ -41,7 +41,7 @@ final class SeedUnit {
 
     /** The unit of the experiment's results, or null where they carry none (Write, IPC). */
     static SeedUnit of(Experiment e) {
-        if (e.shortName().equals("ProxyBenchmark.put")) {
+        if (e.shortName().equals(ProxyOverhead.PROXY)) {
             return LAUNCH;
         }
         for (SeedUnit u : KNOWN) {

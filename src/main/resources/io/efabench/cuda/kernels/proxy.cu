@@ -1,8 +1,9 @@
 // The GPU side of the proxy experiment: producers that push write requests into the request
 // ring (io.efabench.proxy.RequestRing) in mapped pinned host memory, where a Java proxy thread
-// drains them and posts the RDMA writes. The ring is Vyukov's bounded MPSC queue: a producer
-// takes ticket t from head, waits until cell t % capacity carries sequence t (free), writes the
-// request and publishes sequence t + 1 with a system-scope release. The proxy publishes
+// drains them and posts the RDMA writes. The ring is Vyukov's bounded MPSC queue with
+// self-validating cells: a producer takes ticket t from head, waits until cell t % capacity
+// carries sequence t (free), and writes the request's words, each tagged with t's low bits; the
+// proxy takes the cell once every word carries the tag. The proxy publishes
 // `completed` = the number of leading tickets whose writes all completed, so "completed >= t + 1"
 // means request t and every earlier one are done: that is quiet.
 //
@@ -155,8 +156,8 @@ __device__ unsigned efa_quiet(unsigned char* ring, u64 want, u64 deadline, const
 // round reuses a slot still in flight (the block's last request of round r - slots): no write
 // reads a region that a later round of the same launch refills. Counters (counts[0] pushes,
 // counts[1] quiets, counts[2] ns inside pushes, counts[3] ns inside blocking quiets: the GPU's own
-// clock; and the ring's `posted`) are summed per block and added once per launch: an
-// atomic on host memory is a PCIe round trip that the next push's release would wait for.
+// clock; and the ring's `posted`) are summed per block and added once per launch: each atomic on
+// host memory is a PCIe round trip.
 extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* src, u64 size, u64 stride,
                                      u64 slot_stride, u64 chunk, unsigned nreq, unsigned world, unsigned me,
                                      unsigned channel, u64 imm_base, unsigned rounds, unsigned slots, unsigned flags,
@@ -165,16 +166,15 @@ extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* sr
     __shared__ unsigned failed;
     __shared__ u64 go;
     __shared__ u64 last_ticket[MAX_SLOTS];
-    __shared__ u64 pushed_ticket;
-    __shared__ u64 pushed_at;
     u64* head = (u64*)(ring + RING_HEAD);
     u64* posted = (u64*)(ring + RING_POSTED);
     bool single = gridDim.x == 1; // one pusher: it takes a launch's tickets with one atomic
     u64 seen = 0;
+    // Thread 0's lower bound on the proxy's `completed`: a ticket below it + capacity has a free cell.
     u64 known_completed = 0;
     if (threadIdx.x == 0) {
         failed = 0;
-        efa_quiet(ring, 0, 0, abort_word, &known_completed);
+        known_completed = ld_acquire_sys((const u64*)(ring + RING_COMPLETED));
     }
     while (true) {
         if (threadIdx.x == 0) {
@@ -202,14 +202,9 @@ extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* sr
         u64 deadline = efa_now_ns() + timeout_ns;
         u64 pushes = 0, quiets = 0, push_ns = 0, quiet_ns = 0;
         u64 last = 0;
-        bool pushed = false;
         u64 next_ticket = 0;
-        unsigned mine = 0; // this block's requests in the launch
-        for (unsigned tg = 0; tg < world - 1; tg++) {
-            for (unsigned j = blockIdx.x; j < nreq; j += gridDim.x) {
-                mine++;
-            }
-        }
+        // This block's requests per round: j = blockIdx.x, blockIdx.x + gridDim.x, ... below nreq, per target.
+        unsigned mine = blockIdx.x < nreq ? (world - 1) * ((nreq - 1 - blockIdx.x) / gridDim.x + 1) : 0;
         if (threadIdx.x == 0 && single && mine > 0) {
             next_ticket = atomicAdd_system(head, (u64)mine * rounds);
         }
@@ -265,10 +260,13 @@ extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* sr
                             pushes++;
                             last = t;
                             last_ticket[slot] = t;
-                            pushed = true;
-                            pushed_ticket = t;
-                            pushed_at = t1;
-                        } else {
+                            if (!(flags & FLAG_NBI)) {
+                                quiets++;
+                                why = efa_quiet(ring, t + 1, deadline, abort_word, &known_completed);
+                                quiet_ns += efa_now_ns() - t1;
+                            }
+                        }
+                        if (why != ST_OK) {
                             efa_fail(status, why, t);
                             failed = 1;
                         }
@@ -277,26 +275,11 @@ extern "C" __global__ void proxy_put(unsigned char* ring, u64 mask, unsigned* sr
                     if (failed) {
                         return;
                     }
-                    if (!(flags & FLAG_NBI)) {
-                        if (threadIdx.x == 0) {
-                            quiets++;
-                            unsigned why = efa_quiet(ring, pushed_ticket + 1, deadline, abort_word, &known_completed);
-                            quiet_ns += efa_now_ns() - pushed_at;
-                            if (why != ST_OK) {
-                                efa_fail(status, why, pushed_ticket);
-                                failed = 1;
-                            }
-                        }
-                        __syncthreads();
-                        if (failed) {
-                            return;
-                        }
-                    }
                 }
             }
         }
         if (threadIdx.x == 0) {
-            if ((flags & FLAG_NBI) && pushed) {
+            if ((flags & FLAG_NBI) && pushes > 0) {
                 quiets++;
                 unsigned why = efa_quiet(ring, last + 1, deadline, abort_word, &known_completed, NBI_BACKOFF_NS);
                 if (why != ST_OK) {
