@@ -1,4 +1,5 @@
-"""torch.distributed.all_to_all_single on CPU tensors (gloo), timed like AllToAllBenchmark.
+"""torch.distributed.all_to_all_single, timed like AllToAllBenchmark: on CPU tensors over gloo
+(default), or with BACKEND=nccl on CUDA tensors, one GPU per rank (cuda:LOCAL_RANK, else cuda:RANK).
 
 One process per rank, started by alltoall-vs-torch.sh with RANK, WORLD_SIZE, MASTER_ADDR and
 MASTER_PORT set. Each rank sends `size` bytes to every rank (itself included, as
@@ -30,22 +31,32 @@ def main():
     # A rank that hangs prints where (every rank's stack) before the script's timeout kills it.
     faulthandler.dump_traceback_later(float(os.environ.get("TORCH_STACKS_AFTER_S", "90")), exit=False)
     print("rank", os.environ.get("RANK"), "joining", flush=True)
-    dist.init_process_group("gloo")
+    backend = os.environ.get("BACKEND", "gloo")
+    if backend == "nccl":
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", os.environ["RANK"])))
+        torch.cuda.set_device(device)
+        sync = torch.cuda.synchronize
+    else:
+        device, sync = torch.device("cpu"), (lambda: None)
+    dist.init_process_group(backend)
     print("rank", dist.get_rank(), "joined", flush=True)
     rank, n = dist.get_rank(), dist.get_world_size()
     for label in sizes:
         size = parse(label)
-        send = torch.full((size * n,), rank % 251, dtype=torch.uint8)
-        recv = torch.empty(size * n, dtype=torch.uint8)
+        send = torch.full((size * n,), rank % 251, dtype=torch.uint8, device=device)
+        recv = torch.empty(size * n, dtype=torch.uint8, device=device)
         # warm-up, and a call count for about `seconds` per sample, agreed by all ranks. The
         # warm-up count is fixed: a count from each rank's own clock made the ranks disagree on
         # how many collectives to run, and a rank that finished early waited in all_reduce while
         # the others waited in all_to_all_single (the hang of earlier runs).
         warm = 5
+        dist.all_to_all_single(recv, send)  # the first call sets up the communicator (NCCL): not timed
+        sync()
         t0 = time.perf_counter()
         for _ in range(warm):
             dist.all_to_all_single(recv, send)
-        per_call = torch.tensor([(time.perf_counter() - t0) / warm], dtype=torch.float64)
+        sync()
+        per_call = torch.tensor([(time.perf_counter() - t0) / warm], dtype=torch.float64, device=device)
         dist.all_reduce(per_call, op=dist.ReduceOp.MAX)
         calls = max(3, int(seconds / per_call.item()))
         # the data is checked once: block s of recv came from rank s
@@ -55,16 +66,20 @@ def main():
         times = []
         for _ in range(samples):
             dist.barrier()
+            sync()
             t0 = time.perf_counter()
             for _ in range(calls):
                 dist.all_to_all_single(recv, send)
+            sync()
             times.append((time.perf_counter() - t0) / calls)
         if rank == 0:
             mean = sum(times) / len(times)
             gbps = [size * (n - 1) * 8 / t / 1e9 for t in times]
-            print("torch gloo %-4s gbps %9.3f (min %.3f max %.3f)  algbw_gbps %9.3f  lat_us %10.2f  calls %d x %d"
-                  % (label, size * (n - 1) * 8 / mean / 1e9, min(gbps), max(gbps), size * n * 8 / mean / 1e9,
-                     mean * 1e6, samples, calls), flush=True)
+            algbw = size * n / mean / 1e9
+            print("torch %s %-4s gbps %9.3f (min %.3f max %.3f)  algbw_gbps %9.3f  lat_us %10.2f  calls %d x %d"
+                  "  nccl_algbw_gbs %8.2f  nccl_busbw_gbs %8.2f"
+                  % (backend, label, size * (n - 1) * 8 / mean / 1e9, min(gbps), max(gbps), size * n * 8 / mean / 1e9,
+                     mean * 1e6, samples, calls, algbw, algbw * (n - 1) / n), flush=True)
     dist.destroy_process_group()
 
 
