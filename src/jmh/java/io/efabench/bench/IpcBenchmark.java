@@ -75,7 +75,7 @@ public class IpcBenchmark {
                 rig.stream.await(rig.timeoutNanos, "rank 0: fill source");
             }
             int peers = rig.world - 1;
-            Traffic.publish(bytes * peers, peers, rig.leader ? rig.linkGbps(bytes) : 0, rig.rank);
+            rig.metrics.traffic(new Traffic(bytes * peers, peers, rig.leader ? rig.linkGbps(bytes) : 0, rig.rank));
             if (rig.leader) {
                 System.out.println(rig.provenance());
             }
@@ -248,12 +248,12 @@ public class IpcBenchmark {
                             .pointer(5, r.host.slice(IpcRig.STATUS_A, 4));
                 }
                 timed = p -> ping.launch(r.stream, 1, 1, 0, pingArgs[p].u32(2, 1 + invocation * ROUNDS));
-                Traffic.publish(8L * ROUNDS * (r.world - 1), 2 * ROUNDS * (r.world - 1), 0, r.rank);
+                r.metrics.traffic(new Traffic(8L * ROUNDS * (r.world - 1), 2 * ROUNDS * (r.world - 1), 0, r.rank));
                 System.out.println(r.provenance());
             } else {
                 pongArgs = new KernelArgs(5).pointer(0, r.peers[0].slice(4L * r.rank, 4)).pointer(1, r.inbox)
                         .u32(2, STOP).u64(3, r.timeoutNanos).pointer(4, r.host.slice(IpcRig.STATUS_B, 4));
-                Traffic.publish(8L * ROUNDS, 2 * ROUNDS, 0, r.rank);
+                r.metrics.traffic(new Traffic(8L * ROUNDS, 2 * ROUNDS, 0, r.rank));
             }
         }
 

@@ -32,8 +32,8 @@ import io.efabench.cuda.NvLink;
 import io.efabench.cuda.PatternKernels;
 import io.efabench.cuda.PinnedHostBuffer;
 import io.efabench.harness.BenchmarkSetupException;
-import io.efabench.harness.DeviceClock;
 import io.efabench.harness.TrialGpu;
+import io.efabench.harness.MetricsSink;
 import io.efabench.harness.Verdicts;
 import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankException;
@@ -85,6 +85,8 @@ final class IpcRig implements AutoCloseable {
     CudaEvent[] start;
     CudaEvent[] stop;
     private int gateSeq;
+    /** What this trial reports to the metrics profiler: its traffic, CUDA-event times and checked rounds. */
+    final MetricsSink metrics = MetricsSink.open();
 
     private IpcRig(RankGroup group, Duration timeout) {
         this.group = group;
@@ -229,7 +231,7 @@ final class IpcRig implements AutoCloseable {
 
     /**
      * Leader: one timed round: the transfer to each peer in turn, each between its events,
-     * all held behind the gate until enqueued. Adds the summed GPU time to {@link DeviceClock}.
+     * all held behind the gate until enqueued. Adds the summed GPU time to the trial's {@link MetricsSink}.
      */
     void timedRound(Transfer transfer) {
         context.makeCurrent();
@@ -250,7 +252,7 @@ final class IpcRig implements AutoCloseable {
         for (int p = 1; p < world; p++) {
             ms += stop[p].millisSince(start[p]);
         }
-        DeviceClock.add(ms / 1e3);
+        metrics.deviceSeconds(ms / 1e3);
     }
 
     /** Status word written by a kernel into the pinned host page (0 = fine). */
@@ -296,7 +298,7 @@ final class IpcRig implements AutoCloseable {
                         + v.describe(inbox.byteSize() / 4);
             }
         }
-        Verdicts.exchange(group, "ipc: round " + round + " verdicts", verdict, timeout);
+        Verdicts.exchange(group, "ipc: round " + round + " verdicts", verdict, timeout, metrics);
     }
 
     /** Summed one-direction NVLink speed from rank 0 to every peer, as Gbps for busbw_pct; 0 when any is unknown. */

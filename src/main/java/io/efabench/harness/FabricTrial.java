@@ -66,6 +66,8 @@ public final class FabricTrial implements AutoCloseable {
     final io.efabench.topology.InstanceType instance = io.efabench.topology.InstanceType.of(Sysfs.fromEnvironment());
     /** Rank 0 on efa/verbs with sysfs byte counters: nic_bytes_ratio per iteration; else null. */
     NicCounters nicCounters;
+    /** What this trial reports to {@link MetricsProfiler}; the fork's sink from the trial's start. */
+    private final MetricsSink metrics = MetricsSink.open();
 
     private FabricTrial(BenchmarkParams bp, String channelsParam, int minRanks, MemoryKind memory) {
         benchmark = simpleName(bp.getBenchmark());
@@ -267,6 +269,11 @@ public final class FabricTrial implements AutoCloseable {
         return v != Long.MIN_VALUE && (v >>> 40) == iteration ? v & ROUNDS_MASK : -1;
     }
 
+    /** Where this trial's measuring code reports what {@link MetricsProfiler} turns into metrics. */
+    public MetricsSink metrics() {
+        return metrics;
+    }
+
     /** Barrier whose deadline covers a peer still running out its JMH iteration time. */
     public void barrier(String what) {
         group.barrier(what, timeout.plus(iterationTime));
@@ -277,23 +284,23 @@ public final class FabricTrial implements AutoCloseable {
      * failure; every rank throws the first failure, so all fail together with the same text.
      */
     public void verdicts(String what, String mine) {
-        Verdicts.exchange(group, what, mine, timeout.plus(iterationTime));
+        Verdicts.exchange(group, what, mine, timeout.plus(iterationTime), metrics);
     }
 
     /**
-     * Builds the benchmark's rounds on this trial, publishes their traffic for
-     * {@link MetricsProfiler} and records provenance; a failure fails the whole group.
+     * Builds the benchmark's rounds on this trial, gives their traffic to the trial's
+     * {@link MetricsSink} and records provenance; a failure fails the whole group.
      */
     public <R extends Rounds> RoundDriver rounds(Function<FabricTrial, R> make) {
         try {
             R r = make.apply(this);
-            Traffic.publish(r.bytesPerInvocation(), r.transfersPerInvocation(), r.linkGbps(), rank,
-                    r.invocationIsLatency());
+            metrics.traffic(new Traffic(r.bytesPerInvocation(), r.transfersPerInvocation(), r.linkGbps(), rank,
+                    r.invocationIsLatency()));
             if (r.algbwBytesPerInvocation() > 0) {
-                Traffic.publishCollective(r.algbwBytesPerInvocation(), size);
+                metrics.collective(r.algbwBytesPerInvocation(), size);
             }
-            Traffic.publishSeedRound(r.seedRound());
-            Traffic.publishSeedBusbw(r.seedBytesPerInvocation(), r.seedLinkGbps());
+            metrics.seedRound(r.seedRound());
+            metrics.seedBusbw(r.seedBytesPerInvocation(), r.seedLinkGbps());
             TrialProvenance.record(this, r);
             return new RoundDriver(this, r);
         } catch (RuntimeException e) {

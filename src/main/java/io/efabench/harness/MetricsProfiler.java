@@ -29,8 +29,8 @@ import org.openjdk.jmh.util.Statistics;
  * latency metrics appear only where an invocation is one latency
  * ({@link Traffic#invocationIsLatency}): pipelined write rounds with {@code window} > 1 report
  * none, since a round's share of the time is not a latency. The
- * figures derive from JMH's own primary score (or, for GPU benchmarks, the CUDA-event time in
- * {@link DeviceClock}) and the {@link Traffic} the benchmark published, through the formulas in
+ * figures derive from JMH's own primary score (or, for GPU benchmarks, the CUDA-event time the benchmark
+ * added to its sink) and the {@link Traffic} the trial gave its {@link MetricsSink}, through the formulas in
  * {@link Metrics}. On follower ranks it adds only {@code follower} = the rank, to mark that
  * rank's numbers as mirrors, not results.
  *
@@ -56,12 +56,16 @@ public final class MetricsProfiler implements InternalProfiler {
 
     @Override
     public void beforeIteration(BenchmarkParams benchmarkParams, IterationParams iterationParams) {
-        DeviceClock.reset();
+        MetricsSink m = MetricsSink.current();
+        if (m != null) {
+            m.resetDeviceClock();
+        }
     }
 
     @Override
     public Collection<? extends Result> afterIteration(BenchmarkParams bp, IterationParams ip, IterationResult ir) {
-        Traffic t = Traffic.current();
+        MetricsSink m = MetricsSink.current();
+        Traffic t = m == null ? null : m.traffic();
         List<Result> out = new ArrayList<>(8);
         if (t == null || ir.getRawPrimaryResults().isEmpty()) {
             return out; // not an efabench benchmark, or the iteration failed
@@ -70,25 +74,25 @@ public final class MetricsProfiler implements InternalProfiler {
             out.add(new ScalarResult("follower", t.rank(), "rank", AggregationPolicy.MAX));
             return out;
         }
-        double device = DeviceClock.meanAndReset();
+        double device = m.meanDeviceSecondsAndReset();
         Result<?> primary = ir.getPrimaryResult();
         if (Double.isNaN(device) && bp.getMode() == Mode.SampleTime) {
-            out.addAll(pooled(t, invocationNanos(primary, bp.getOpsPerInvocation(), ip.getBatchSize()),
+            out.addAll(pooled(m, invocationNanos(primary, bp.getOpsPerInvocation(), ip.getBatchSize()),
                     t.invocationIsLatency() && ip.getBatchSize() == 1 && bp.getOpsPerInvocation() == 1));
         } else {
             double seconds = Double.isNaN(device) ? secondsPerInvocation(bp, ip, primary) : device;
             if (seconds > 0 && !Double.isInfinite(seconds)) {
                 double invocations = invocations(ir, bp.getOpsPerInvocation(), ip.getBatchSize());
-                for (Figure f : figures(t)) {
+                for (Figure f : figures(m)) {
                     out.add(new OverTime(f, seconds, invocations));
                 }
             }
         }
-        double nicRatio = Traffic.takeNicBytesRatio();
+        double nicRatio = m.takeNicBytesRatio();
         if (Double.isFinite(nicRatio)) {
             out.add(new ScalarResult("nic_bytes_ratio", nicRatio, "ratio", AggregationPolicy.AVG));
         }
-        double[] spread = Traffic.takeIterationSpread();
+        double[] spread = m.takeIterationSpread();
         if (spread != null) {
             String[] names = {"min_peer_gbps", "p50_peer_gbps", "max_peer_gbps", "slowest_rank_gbps"};
             for (int i = 0; i < names.length; i++) {
@@ -97,7 +101,7 @@ public final class MetricsProfiler implements InternalProfiler {
                 }
             }
         }
-        long checked = Traffic.checkedRounds();
+        long checked = m.checkedRounds();
         if (checked > 0) {
             // Running total, so the trial's figure (MAX) is every clean checked round, warm-up included.
             out.add(new ScalarResult("checked_rounds", checked, "rounds", AggregationPolicy.MAX));
@@ -110,9 +114,10 @@ public final class MetricsProfiler implements InternalProfiler {
      * {@code percentiles} false (a batch, several ops per invocation, or pipelined rounds: a
      * sample is then not one latency) only the mean-based ones.
      */
-    static List<Pooled> pooled(Traffic t, SampleBuffer invocationNanos, boolean percentiles) {
+    static List<Pooled> pooled(MetricsSink m, SampleBuffer invocationNanos, boolean percentiles) {
+        Traffic t = m.traffic();
         List<Pooled> out = new ArrayList<>(12);
-        for (Figure f : figures(t)) {
+        for (Figure f : figures(m)) {
             out.add(new Pooled(f, Double.NaN, invocationNanos));
         }
         if (percentiles && t.invocationIsLatency()) {
@@ -129,25 +134,26 @@ public final class MetricsProfiler implements InternalProfiler {
      * algbw and nccl-tests' figures for a collective, busbw_pct where the link is known, and
      * where an invocation is a latency lat_us and the seed's unit (rtt_us, round_us).
      */
-    static List<Figure> figures(Traffic t) {
+    static List<Figure> figures(MetricsSink m) {
+        Traffic t = m.traffic();
         List<Figure> out = new ArrayList<>(8);
         out.add(new Figure("gbps", Figure.GBPS, t.bytesPerInvocation(), 1, 0));
-        long algbwBytes = Traffic.algbwBytesPerInvocation();
+        long algbwBytes = m.algbwBytesPerInvocation();
         if (algbwBytes > 0) {
             out.add(new Figure("algbw_gbps", Figure.GBPS, algbwBytes, 1, 0));
-            out.add(new Figure("nccl_algbw_gbs", Figure.NCCL_ALGBW, algbwBytes, Traffic.collectiveRanks(), 0));
-            out.add(new Figure("nccl_busbw_gbs", Figure.NCCL_BUSBW, algbwBytes, Traffic.collectiveRanks(), 0));
+            out.add(new Figure("nccl_algbw_gbs", Figure.NCCL_ALGBW, algbwBytes, m.collectiveRanks(), 0));
+            out.add(new Figure("nccl_busbw_gbs", Figure.NCCL_BUSBW, algbwBytes, m.collectiveRanks(), 0));
         }
         if (t.linkGbps() > 0) {
             out.add(new Figure("busbw_pct", Figure.BUSBW_PCT, t.bytesPerInvocation(), 1, t.linkGbps()));
         }
-        if (Traffic.seedLinkGbps() > 0 && Traffic.seedBytesPerInvocation() > 0) {
-            out.add(new Figure("seed_busbw_pct", Figure.BUSBW_PCT, Traffic.seedBytesPerInvocation(), 1, Traffic.seedLinkGbps()));
+        if (m.seedLinkGbps() > 0 && m.seedBytesPerInvocation() > 0) {
+            out.add(new Figure("seed_busbw_pct", Figure.BUSBW_PCT, m.seedBytesPerInvocation(), 1, m.seedLinkGbps()));
         }
         if (t.invocationIsLatency()) { // pipelined rounds: an invocation's time is not a latency
             out.add(new Figure("lat_us", Figure.LAT_US, 0, t.transfersPerInvocation(), 0));
         }
-        Rounds.SeedRound seed = Traffic.seedRound(); // the seed's unit, overlapping or not (the proxy's NBI rounds)
+        Rounds.SeedRound seed = m.seedRound(); // the seed's unit, overlapping or not (the proxy's NBI rounds)
         if (seed != null) {
             out.add(new Figure(seed.metric(), Figure.LAT_US, 0, seed.perInvocation(), 0));
         }

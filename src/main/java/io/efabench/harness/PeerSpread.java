@@ -109,7 +109,7 @@ final class PeerSpread {
             }
             common = Math.min(common, n);
         }
-        Traffic.publishIterationSpread(spread(pairs), slowestRankGbps(times, common, bytesPerInvocation));
+        t.metrics().iterationSpread(spread(pairs), slowestRankGbps(times, common, bytesPerInvocation));
     }
 
     /** {min, p50, max} of the pairs' Gbps; NaN where there are none. */

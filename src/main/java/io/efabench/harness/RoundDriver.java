@@ -62,7 +62,7 @@ public final class RoundDriver {
             // Read before the drain and the checked round: their bytes are not in the timed count.
             long now = t.nicCounters.bytes();
             if (now >= 0) {
-                Traffic.publishNicBytesRatio(Metrics.nicBytesRatio(now - nicBytesAtStart,
+                t.metrics().nicBytesRatio(Metrics.nicBytesRatio(now - nicBytesAtStart,
                         invocations * r.nicBytesPerInvocation()));
             }
         }

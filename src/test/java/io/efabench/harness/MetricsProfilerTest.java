@@ -116,7 +116,7 @@ class MetricsProfilerTest {
         SampleBuffer b = new SampleBuffer();
         b.add(12_000);
         b.add(14_000);
-        MetricsProfiler.Pooled p = MetricsProfiler.pooled(new Traffic(4096, 2, 0, 0, true), b, true).get(1);
+        MetricsProfiler.Pooled p = MetricsProfiler.pooled(sink(new Traffic(4096, 2, 0, 0, true)), b, true).get(1);
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
             out.writeObject(p);
@@ -139,24 +139,22 @@ class MetricsProfilerTest {
     void seedUnitAndNcclFiguresFollowTheirFormulas() {
         long size = 1 << 20;
         int n = 4;
-        Traffic t = new Traffic(size * (n - 1), 1, 0, 0, true);
-        Traffic.publish(t.bytesPerInvocation(), 1, 0, 0);
-        Traffic.publishCollective(size * n, n);
-        Traffic.publishSeedRound(new Rounds.SeedRound("round_us", 1));
+        MetricsSink sink = sink(new Traffic(size * (n - 1), 1, 0, 0, true));
+        sink.collective(size * n, n);
+        sink.seedRound(new Rounds.SeedRound("round_us", 1));
         SampleBuffer b = new SampleBuffer();
         b.add(2_000_000); // 2 ms rounds
-        Map<String, Double> m = merged(t, false, b);
+        Map<String, Double> m = merged(sink, false, b);
         double round = m.get("round_us"); // SampleBuffer keeps ~0.1% of precision
         assertEquals(2000.0, round, 2000 * 0.002, m.toString());
         assertEquals(size * n / (round * 1e-6) / 1e9, m.get("nccl_algbw_gbs"), 1e-9, m.toString());
         assertEquals(m.get("nccl_algbw_gbs") * 3 / 4, m.get("nccl_busbw_gbs"), 1e-9, m.toString());
-        Traffic.publish(2 * 4096, 2, 0, 0); // SendRecv, one target: two transfers, one round trip
-        Traffic.publishSeedRound(new Rounds.SeedRound("rtt_us", 1));
-        Map<String, Double> pp = merged(new Traffic(2 * 4096, 2, 0, 0, true), false, b);
+        MetricsSink pingPong = sink(new Traffic(2 * 4096, 2, 0, 0, true)); // SendRecv, one target: two transfers, one round trip
+        pingPong.seedRound(new Rounds.SeedRound("rtt_us", 1));
+        Map<String, Double> pp = merged(pingPong, false, b);
         assertEquals(2000.0, pp.get("rtt_us"), 2000 * 0.002, pp.toString());
         assertEquals(pp.get("rtt_us") / 2, pp.get("lat_us"), 1e-9, pp.toString());
         assertFalse(pp.containsKey("nccl_algbw_gbs"), "not a collective");
-        Traffic.publish(0, 1, 0, 0); // leaves no collective or seed unit to the other tests
     }
 
     /**
@@ -168,8 +166,7 @@ class MetricsProfilerTest {
      */
     @Test
     void timeBasedIterationsAddTheirBytesAndTheirTime() {
-        Traffic.publish(0, 1, 0, 0);
-        Traffic t = new Traffic(1 << 20, 2, 0, 0, true);
+        MetricsSink t = sink(new Traffic(1 << 20, 2, 0, 0, true));
         Map<String, List<OverTime>> byLabel = new TreeMap<>();
         for (double[] it : new double[][] {{10e-6, 1000}, {1e-3, 100}}) {
             for (MetricsProfiler.Figure f : MetricsProfiler.figures(t)) {
@@ -196,7 +193,17 @@ class MetricsProfilerTest {
         assertEquals(1, MetricsProfiler.invocations(none, 1, 1));
     }
 
+    private static MetricsSink sink(Traffic t) {
+        MetricsSink s = MetricsSink.open();
+        s.traffic(t);
+        return s;
+    }
+
     private static Map<String, Double> merged(Traffic t, boolean percentiles, SampleBuffer... iterations) {
+        return merged(sink(t), percentiles, iterations);
+    }
+
+    private static Map<String, Double> merged(MetricsSink t, boolean percentiles, SampleBuffer... iterations) {
         Map<String, List<MetricsProfiler.Pooled>> byLabel = new TreeMap<>();
         for (SampleBuffer it : iterations) {
             for (MetricsProfiler.Pooled p : MetricsProfiler.pooled(t, it, percentiles)) {
