@@ -10,7 +10,6 @@ import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -33,6 +32,9 @@ import io.efabench.cuda.PatternKernels;
 import io.efabench.cuda.PinnedHostBuffer;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.TrialGpu;
+import io.efabench.harness.TrialJoin;
+import io.efabench.harness.TrialResources;
+import io.efabench.harness.TrialResources.Tier;
 import io.efabench.harness.MetricsSink;
 import io.efabench.harness.Verdicts;
 import io.efabench.rank.RankEnv;
@@ -75,7 +77,6 @@ final class IpcRig implements AutoCloseable {
     private Kernel gate;
     private KernelArgs gateArgs;
     PinnedHostBuffer host;
-    private DeviceBuffer inboxAllocation;
     /** This rank's inbox, or null. */
     DeviceMemory inbox;
     /** Other ranks' inboxes mapped here, by rank (null where none). */
@@ -87,6 +88,8 @@ final class IpcRig implements AutoCloseable {
     private int gateSeq;
     /** What this trial reports to the metrics profiler: its traffic, CUDA-event times and checked rounds. */
     final MetricsSink metrics = MetricsSink.open();
+    /** Everything setUp opens, closed in tiers: events and mappings, then memory, then the GPU. */
+    private final TrialResources resources = new TrialResources();
 
     private IpcRig(RankGroup group, Duration timeout) {
         this.group = group;
@@ -107,23 +110,11 @@ final class IpcRig implements AutoCloseable {
         Cuda.unavailableReason().ifPresent(reason -> {
             throw new BenchmarkSetupException(reason);
         });
-        RankEnv env;
-        try {
-            env = RankEnv.fromEnvironment();
-        } catch (RankException e) {
-            throw new BenchmarkSetupException(e.getMessage());
-        }
-        if (env.worldSize() < 2) {
-            throw new BenchmarkSetupException("IpcBenchmark needs 2 or more ranks on one node, one GPU each "
-                    + "(./run-jmh.sh --ranks 2 IpcBenchmark); this process is a group of one");
-        }
-        Duration timeout = RankGroup.defaultTimeout();
-        RankGroup group;
-        try {
-            group = RankGroup.join(env, key, timeout);
-        } catch (RankException e) {
-            throw new BenchmarkSetupException(e.getMessage());
-        }
+        TrialJoin joined = TrialJoin.join("IpcBenchmark", 2, key,
+                "it runs on one node with one GPU per rank: ./run-jmh.sh --ranks 2 IpcBenchmark");
+        RankEnv env = joined.env();
+        RankGroup group = joined.group();
+        Duration timeout = joined.timeout();
         IpcRig rig = new IpcRig(group, timeout);
         try {
             rig.setUp(env, leaderInbox, followerInbox);
@@ -138,21 +129,21 @@ final class IpcRig implements AutoCloseable {
     }
 
     private void setUp(RankEnv env, long leaderInbox, long followerInbox) {
-        gpu = TrialGpu.open(env, TrialGpu.Sharing.REFUSED, timeout);
+        gpu = resources.push(Tier.GPU, TrialGpu.open(env, TrialGpu.Sharing.REFUSED, timeout));
         device = gpu.device;
         context = gpu.context;
         stream = gpu.stream;
         pattern = gpu.pattern;
-        flags = KernelCompiler.load(context, "flag.cu");
+        flags = resources.push(Tier.OWNED, KernelCompiler.load(context, "flag.cu"));
         gate = flags.kernel("wait_host_flag");
-        host = PinnedHostBuffer.allocate(context, 4096);
+        host = resources.push(Tier.BUFFER, PinnedHostBuffer.allocate(context, 4096));
         host.segment().fill((byte) 0);
         gateArgs = new KernelArgs(4).pointer(0, host.slice(GATE_VALUE, 4)).u32(1, 0).u64(2, KERNEL_TIMEOUT_NS)
                 .pointer(3, host.slice(GATE_STATUS, 4));
         long mine = leader ? leaderInbox : followerInbox;
         if (mine > 0) {
-            inboxAllocation = DeviceBuffer.allocate(context, mine + INBOX_OFFSET);
-            inbox = inboxAllocation.slice(INBOX_OFFSET, mine);
+            DeviceBuffer allocation = resources.push(Tier.BUFFER, DeviceBuffer.allocate(context, mine + INBOX_OFFSET));
+            inbox = allocation.slice(INBOX_OFFSET, mine);
         }
         List<byte[]> all = group.allgather("ipc: host, GPU and inbox of every rank", describeSelf(), timeout);
         String[] hosts = new String[world];
@@ -185,7 +176,7 @@ final class IpcRig implements AutoCloseable {
             boolean wanted = leader ? r != 0 : r == 0;
             if (wanted && handles[r] != null) {
                 try {
-                    peers[r] = handles[r].open(context);
+                    peers[r] = resources.push(Tier.OWNED, handles[r].open(context));
                 } catch (CudaException e) {
                     throw new BenchmarkSetupException("cannot map rank " + r + "'s memory on GPU " + busIds[r] + " into GPU "
                             + device.pciBusId() + ": " + e.getMessage() + visibleNote());
@@ -196,8 +187,8 @@ final class IpcRig implements AutoCloseable {
             start = new CudaEvent[world];
             stop = new CudaEvent[world];
             for (int r = 1; r < world; r++) {
-                start[r] = CudaEvent.create(context);
-                stop[r] = CudaEvent.create(context);
+                start[r] = resources.push(Tier.OWNED, CudaEvent.create(context));
+                stop[r] = resources.push(Tier.OWNED, CudaEvent.create(context));
             }
         }
         recordProvenance();
@@ -370,41 +361,13 @@ final class IpcRig implements AutoCloseable {
         }
     }
 
+    /** Closes everything setUp opened (every close attempted), then leaves the group. */
     private void closeQuietly() {
-        Runnable[] steps = {
-            this::closeMappings,
-            () -> closeAll(start),
-            () -> closeAll(stop),
-            () -> {
-                if (inboxAllocation != null) inboxAllocation.close();
-            },
-            () -> {
-                if (host != null) host.close();
-            },
-            () -> {
-                if (flags != null) flags.close();
-            },
-            () -> {
-                if (gpu != null) gpu.close();
-            },
-            group::close,
-        };
-        for (Runnable step : steps) {
-            try {
-                step.run();
-            } catch (RuntimeException ignored) {
-                // keep releasing the rest; the first failure was already reported
-            }
-        }
-    }
-
-    private static void closeAll(CudaEvent[] events) {
-        if (events != null) {
-            for (CudaEvent e : events) {
-                if (e != null) {
-                    e.close();
-                }
-            }
+        resources.closeAll();
+        try {
+            group.close();
+        } catch (RuntimeException ignored) {
+            // leaving the group on the way out: the first failure was already reported
         }
     }
 }

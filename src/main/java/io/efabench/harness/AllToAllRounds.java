@@ -72,8 +72,8 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         if (windowParam < 1 || windowParam > MAX_WINDOW) {
             throw new BenchmarkSetupException("window=" + windowParam + ": must be from 1 to " + MAX_WINDOW + " rounds");
         }
-        Immediate.requireCarried(t.channels, ranks);
-        int nch = t.channels.length;
+        Immediate.requireCarried(t.channels(), ranks);
+        int nch = t.channelCount();
         if (layout == Layout.MULTI && size < nch) {
             throw new BenchmarkSetupException("size " + size + " B cannot be split across " + nch + " channels");
         }

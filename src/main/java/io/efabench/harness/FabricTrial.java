@@ -10,7 +10,6 @@ import java.util.function.Function;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.IterationParams;
 
-import io.efabench.fabric.CallBoard;
 import io.efabench.fabric.Channel;
 import io.efabench.fabric.Completion;
 import io.efabench.fabric.Discovery;
@@ -41,16 +40,16 @@ public final class FabricTrial implements AutoCloseable {
     public final int rank;
     public final int size;
     public final Duration timeout;
-    public Discovery discovery;
-    public Channel[] channels;
+    private Discovery discovery;
+    private Channel[] channels;
     /** fi_addr of rank r's channel c, as inserted into local channel c's AV: {@code peer[r][c]}. */
-    public long[][] peer;
+    private long[][] peer;
     private NicInfo[] nicOf;
     NicPath path;
     TrialLocality locality;
     public final Completion completion = new Completion();
     /** This rank's GPU: always with device buffers, and on a machine with a GPU to pin host buffers; else null. */
-    public TrialGpu gpu;
+    private TrialGpu gpu;
     final MemoryKind memory;
     private final Arena arena = Arena.ofShared();
     private final TrialResources resources = new TrialResources();
@@ -82,16 +81,14 @@ public final class FabricTrial implements AutoCloseable {
         }
         resources.push(TrialResources.Tier.MEMORY, arena);
         int requested = TrialChecks.parseChannels(channelsParam);
-        env = RankEnv.fromEnvironment();
-        if (env.worldSize() < minRanks) {
-            throw new BenchmarkSetupException(benchmark + " needs at least " + minRanks + " ranks but WORLD_SIZE is "
-                    + env.worldSize() + " (source: " + env.source() + "); start it with ./run-jmh.sh --ranks N or under srun/mpirun/torchrun");
-        }
-        timeout = RankGroup.defaultTimeout();
-        group = RankGroup.join(env, TrialKey.of(bp), timeout);
+        TrialJoin joined = TrialJoin.join(benchmark, minRanks, TrialKey.of(bp),
+                "start it with ./run-jmh.sh --ranks N or under srun/mpirun/torchrun");
+        env = joined.env();
+        timeout = joined.timeout();
+        group = joined.group();
         rank = group.rank();
         size = group.size();
-        identifyOnCallBoard(group, timeout);
+        TrialOpening.identifyOnCallBoard(group, timeout);
         try {
             gpu = TrialOpening.gpu(memory, env, timeout, config, rank);
             if (gpu != null) {
@@ -119,7 +116,7 @@ public final class FabricTrial implements AutoCloseable {
             }
             nicCounters = rank == 0 ? TrialOpening.nicCounters(discovery.provider(), nicOf) : null;
         } catch (RuntimeException e) {
-            String errors = providerErrors(); // before the channels close
+            String errors = TrialFailure.providerErrors(channels); // before the channels close
             group.abort((e.getMessage() != null ? e.getMessage() : e.toString()) + errors);
             resources.closeAll();
             throw e instanceof FabricException || !errors.isEmpty() ? new BenchmarkSetupException(e.getMessage() + errors) : e;
@@ -128,14 +125,6 @@ public final class FabricTrial implements AutoCloseable {
             System.out.println("# efabench: rank " + rank + " of " + size + " is a FOLLOWER: its JMH scores only mirror"
                     + " rank 0's rounds and are not results");
         }
-    }
-
-    /** Tells the stuck-call watchdog (see {@link CallBoard}) this rank and the peers that share its host. */
-    private static void identifyOnCallBoard(RankGroup group, Duration timeout) {
-        int[] ranks = java.util.stream.IntStream.range(0, group.size())
-                .filter(r -> r != group.rank() && group.pidOnThisHost(r) > 0).toArray();
-        long[] pids = java.util.Arrays.stream(ranks).mapToLong(group::pidOnThisHost).toArray();
-        CallBoard.identify(group.rank(), timeout, ranks, pids);
     }
 
     /**
@@ -269,6 +258,35 @@ public final class FabricTrial implements AutoCloseable {
         return v != Long.MIN_VALUE && (v >>> 40) == iteration ? v & ROUNDS_MASK : -1;
     }
 
+    /** The provider discovery this trial's channels came from. */
+    public Discovery discovery() {
+        return discovery;
+    }
+
+    /** This rank's channel {@code c} (0 .. {@link #channelCount()} - 1). */
+    public Channel channel(int c) {
+        return channels[c];
+    }
+
+    public int channelCount() {
+        return channels.length;
+    }
+
+    /** A copy of this rank's channels, in channel order. */
+    public Channel[] channels() {
+        return channels.clone();
+    }
+
+    /** fi_addr of rank {@code r}'s channel {@code c}, as inserted into this rank's channel {@code c}. */
+    public long peer(int r, int c) {
+        return peer[r][c];
+    }
+
+    /** This rank's GPU: always with device buffers, and on a machine with a GPU to pin host buffers; else null. */
+    public TrialGpu gpu() {
+        return gpu;
+    }
+
     /** Where this trial's measuring code reports what {@link MetricsProfiler} turns into metrics. */
     public MetricsSink metrics() {
         return metrics;
@@ -309,12 +327,8 @@ public final class FabricTrial implements AutoCloseable {
     }
 
     /**
-     * Marks the group failed for everyone (best effort) and returns the exception to throw. A
-     * fabric error says which peer rank its channel led to (where that is certain: the only other
-     * rank of two, or rank 0 for a follower, whose rounds talk to rank 0 only) and, after giving
-     * the rendezvous up to a second to notice closed sockets, which ranks died: a peer killed
-     * mid-round shows on the fabric first ("Transport endpoint is not connected") and on the
-     * rendezvous a moment later.
+     * Marks the group failed for everyone (best effort) and returns the exception to throw: one
+     * line, naming the peer of a fabric error and the providers' own errors ({@link TrialFailure}).
      */
     public RuntimeException fail(RuntimeException e) {
         return fail(e, -1);
@@ -322,37 +336,7 @@ public final class FabricTrial implements AutoCloseable {
 
     /** As {@link #fail(RuntimeException)}; {@code peerHint} is the rank the failed wait was for, or -1. */
     RuntimeException fail(RuntimeException e, int peerHint) {
-        String message = e.getMessage() != null ? e.getMessage() : e.toString();
-        if (e instanceof FabricException) {
-            int peerRank = peerHint >= 0 ? peerHint : size == 2 ? 1 - rank : rank != 0 ? 0 : -1;
-            if (peerRank >= 0 && !message.contains("rank " + peerRank)) {
-                message += " (peer: rank " + peerRank + ")";
-            }
-            message += group.describeLosses(Duration.ofSeconds(1));
-        }
-        message += providerErrors();
-        group.abort(message);
-        // Rank-group and fabric failures are one-line stories too: no stack trace wall.
-        return e instanceof RankException || e instanceof FabricException || !message.equals(e.getMessage())
-                ? new BenchmarkSetupException(message) : e;
-    }
-
-    /**
-     * What the providers wrote to the channels' event queues (efa's internal errors, see
-     * io.efabench.fabric.EventQueue), as "; provider error ..." per entry; empty when none. An
-     * operation that met such an error never completes, so it surfaces here, at the failure of
-     * the wait for it.
-     */
-    private String providerErrors() {
-        StringBuilder s = new StringBuilder();
-        if (channels != null) {
-            for (Channel c : channels) {
-                if (c != null) {
-                    c.providerErrors().forEach(line -> s.append("; ").append(line));
-                }
-            }
-        }
-        return s.toString();
+        return TrialFailure.fail(e, peerHint, group, channels);
     }
 
     public String benchmark() {

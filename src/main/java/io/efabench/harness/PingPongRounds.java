@@ -36,7 +36,7 @@ public final class PingPongRounds implements Rounds {
     public PingPongRounds(FabricTrial t, long size) {
         this.t = t;
         this.size = size;
-        this.ch = t.channels[0];
+        this.ch = t.channel(0);
         this.comp = t.completion;
         this.deadline = new Deadline(t.group, t.timeout);
         sendBuf = t.buffer(size);
@@ -212,11 +212,11 @@ public final class PingPongRounds implements Rounds {
     }
 
     private void postSend(int peer) {
-        if (ch.trySend(sendMr, 0, size, t.peer[peer][0], 0, false, SEND_CTX) == 0) {
+        if (ch.trySend(sendMr, 0, size, t.peer(peer, 0), 0, false, SEND_CTX) == 0) {
             return;
         }
         deadline.start();
-        while (ch.trySend(sendMr, 0, size, t.peer[peer][0], 0, false, SEND_CTX) != 0) {
+        while (ch.trySend(sendMr, 0, size, t.peer(peer, 0), 0, false, SEND_CTX) != 0) {
             progress();
             deadline.check("posting a send", peer);
         }

@@ -86,7 +86,7 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
         this.dstOf = dstOf;
         this.srcBytes = srcBytes;
         this.mask = ring.capacity() - 1;
-        int nch = t.channels.length;
+        int nch = t.channelCount();
         maxWrite = new long[nch];
         int[] contexts = new int[nch];
         for (int c = 0; c < nch; c++) {
@@ -147,8 +147,8 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
         int idle = 0;
         try {
             // libfabric's CUDA paths (shm's device copies, IPC handles) run on this thread.
-            if (t.gpu != null) {
-                t.gpu.context.makeCurrent();
+            if (t.gpu() != null) {
+                t.gpu().context.makeCurrent();
             }
             while (running) {
                 boolean busy = false;
@@ -212,8 +212,8 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
         pOff = 0;
         if (req.channel == ALL_CHANNELS) {
             pChannel = 0;
-            pLastChannel = t.channels.length - 1;
-            pStripe = req.bytes / t.channels.length;
+            pLastChannel = t.channelCount() - 1;
+            pStripe = req.bytes / t.channelCount();
         } else {
             pChannel = req.channel;
             pLastChannel = req.channel;
@@ -234,8 +234,8 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
         if (req.target < 0 || req.target >= t.size || req.target == t.rank) {
             return "targets rank " + req.target + ", which is no peer of rank " + t.rank + " (ranks 0.." + (t.size - 1) + ")";
         }
-        if (req.channel != ALL_CHANNELS && (req.channel < 0 || req.channel >= t.channels.length)) {
-            return "names channel " + req.channel + " of " + t.channels.length;
+        if (req.channel != ALL_CHANNELS && (req.channel < 0 || req.channel >= t.channelCount())) {
+            return "names channel " + req.channel + " of " + t.channelCount();
         }
         long dstBytes = dstOf[req.target][0].length();
         if (req.bytes <= 0 || req.src < 0 || req.dst < 0 || req.bytes > srcBytes - req.src || req.bytes > dstBytes - req.dst) {

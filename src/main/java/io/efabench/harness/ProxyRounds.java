@@ -96,7 +96,7 @@ public final class ProxyRounds implements Rounds {
         this.stride = (size + 3) & ~3L;
         this.rounds = rounds;
         this.deadline = new Deadline(t.group, t.timeout);
-        if (t.gpu == null) {
+        if (t.gpu() == null) {
             throw new BenchmarkSetupException("the proxy experiment needs a GPU on every rank");
         }
         if (layout == OpPlan.Layout.ROUND_ROBIN) {
@@ -114,7 +114,7 @@ public final class ProxyRounds implements Rounds {
         if (direct && fill) {
             throw new BenchmarkSetupException("fill=true is the kernel writing the payload: the Direct configs have no kernel");
         }
-        Immediate.requireCarried(t.channels, t.size);
+        Immediate.requireCarried(t.channels(), t.size);
         int targets = t.size - 1;
         this.slots = Math.min(ProxyKernels.MAX_SLOTS, Footprint.slots(slotsParam, rounds, stride * targets));
         long chunk = (size + requests - 1) / requests;
@@ -127,7 +127,7 @@ public final class ProxyRounds implements Rounds {
         RemoteRegion[][] dstOf = t.exchange("proxy target regions", dst.regions());
 
         int channelHint = layout == OpPlan.Layout.MULTI ? ProxyLoop.ALL_CHANNELS : 0;
-        long[] maxWrite = new long[t.channels.length];
+        long[] maxWrite = new long[t.channelCount()];
         for (int c = 0; c < maxWrite.length; c++) {
             maxWrite[c] = t.maxWrite(c);
         }
@@ -145,7 +145,7 @@ public final class ProxyRounds implements Rounds {
         if (t.rank != 0) {
             // Nothing bounds a launch's rounds at a target but the launch's end: all of them may
             // be in flight (unserved) at once; one cumulative ack per launch, for its last round.
-            long[] unserved = new long[t.channels.length];
+            long[] unserved = new long[t.channelCount()];
             java.util.Arrays.fill(unserved, (long) writesPerTarget * rounds);
             follower = new Follower(t, writesPerTarget, rounds, rounds, unserved);
             kernels = null;
@@ -167,12 +167,12 @@ public final class ProxyRounds implements Rounds {
             case "op" -> ProxyKernels.CORRUPT_OP;
             default -> 0;
         };
-        t.gpu.context.makeCurrent();
+        t.gpu().context.makeCurrent();
         shape = new ProxyKernels.PutShape(src.deviceAddress(), size, stride, stride * targets, chunk, nreq, t.size, t.rank,
                 channelHint, Immediate.encode(Immediate.DATA, t.rank, 0), rounds, slots, grid, block);
-        mailbox = new Mailbox(t.gpu.context);
+        mailbox = new Mailbox(t.gpu().context);
         t.own(mailbox);
-        PinnedHostBuffer ringMemory = PinnedHostBuffer.allocate(t.gpu.context, RequestRing.bytesFor(RING_CELLS));
+        PinnedHostBuffer ringMemory = PinnedHostBuffer.allocate(t.gpu().context, RequestRing.bytesFor(RING_CELLS));
         t.own(ringMemory);
         ring = RequestRing.mapped(ringMemory, RING_CELLS);
         if (direct) {
@@ -181,9 +181,9 @@ public final class ProxyRounds implements Rounds {
             host = new HostProducer(shape, nbi);
         } else {
             host = null;
-            kernels = new ProxyKernels(t.gpu.context);
+            kernels = new ProxyKernels(t.gpu().context);
             t.own(kernels);
-            stream = t.gpu.stream;
+            stream = t.gpu().stream;
             // Closed first among the owned (newest first): no resident kernel outlives the ring and mailbox.
             t.own(this::stopKernel);
         }
@@ -240,7 +240,7 @@ public final class ProxyRounds implements Rounds {
         if (layout == OpPlan.Layout.SINGLE) {
             return t.linkGbps(0);
         }
-        int[] all = new int[t.channels.length];
+        int[] all = new int[t.channelCount()];
         for (int c = 0; c < all.length; c++) {
             all[c] = c;
         }
@@ -271,7 +271,7 @@ public final class ProxyRounds implements Rounds {
     /** The iteration's first launch, untimed: starts the resident kernel (JMH may use another thread). */
     @Override
     public void leaderWarmRound() {
-        t.gpu.context.makeCurrent();
+        t.gpu().context.makeCurrent();
         startKernel(0);
         leaderRound();
     }
@@ -394,7 +394,7 @@ public final class ProxyRounds implements Rounds {
      */
     @Override
     public void leaderEndIteration() {
-        t.gpu.context.makeCurrent();
+        t.gpu().context.makeCurrent();
         awaitKernelStop(round);
         reportProducer();
         t.signalEnd(round);

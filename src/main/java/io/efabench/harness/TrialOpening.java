@@ -8,10 +8,11 @@ import io.efabench.fabric.FabricException;
 import io.efabench.fabric.NicInfo;
 import io.efabench.fabric.NicPath;
 import io.efabench.rank.RankEnv;
+import io.efabench.rank.RankGroup;
 import io.efabench.topology.NicCounters;
 import io.efabench.topology.Sysfs;
 
-/** The pieces {@link FabricTrial} opens that can fail in a way worth its own sentence: the GPU, fi_getinfo, the NIC counters. */
+/** The pieces {@link FabricTrial} opens that can fail in a way worth its own sentence (the GPU, fi_getinfo, the NIC counters), and its line on the call board. */
 final class TrialOpening {
     private TrialOpening() {}
 
@@ -81,5 +82,13 @@ final class TrialOpening {
         }
         return NicCounters.of(Sysfs.fromEnvironment(), Arrays.stream(nicOf).map(NicInfo::domainName).distinct().toList())
                 .orElse(null);
+    }
+
+    /** Tells the stuck-call watchdog (see {@link io.efabench.fabric.CallBoard}) this rank and the peers that share its host. */
+    static void identifyOnCallBoard(RankGroup group, Duration timeout) {
+        int[] ranks = java.util.stream.IntStream.range(0, group.size())
+                .filter(r -> r != group.rank() && group.pidOnThisHost(r) > 0).toArray();
+        long[] pids = java.util.Arrays.stream(ranks).mapToLong(group::pidOnThisHost).toArray();
+        io.efabench.fabric.CallBoard.identify(group.rank(), timeout, ranks, pids);
     }
 }

@@ -33,8 +33,8 @@ final class TrialProvenance {
         // Every buffer of a trial is registered alike (one provider), so the first one speaks for all.
         String registration = t.buffers.isEmpty() ? "none" : t.buffers.get(0).registration().name().toLowerCase(java.util.Locale.ROOT);
         String refusal = t.buffers.isEmpty() ? null : t.buffers.get(0).dmaBufRefusal();
-        if (t.gpu != null) {
-            Map<String, Object> g = t.gpu.provenance();
+        if (t.gpu() != null) {
+            Map<String, Object> g = t.gpu().provenance();
             g.put("rank", t.rank);
             g.put("memory", t.memory.name().toLowerCase(java.util.Locale.ROOT));
             if (t.memory == MemoryKind.DEVICE) {
@@ -57,24 +57,24 @@ final class TrialProvenance {
             return;
         }
         int[] pairs = t.locality.rankZeroPairs();
-        String via = !t.discovery.pathApplies() ? t.discovery.provider() + " (no NIC path choice)"
-                : t.path == NicPath.NIC ? "the NIC (FI_REMOTE_COMM only)" : t.discovery.provider() + "'s own choice (efa: shm)";
+        String via = !t.discovery().pathApplies() ? t.discovery().provider() + " (no NIC path choice)"
+                : t.path == NicPath.NIC ? "the NIC (FI_REMOTE_COMM only)" : t.discovery().provider() + "'s own choice (efa: shm)";
         System.out.println("# efabench: path=" + t.path.label() + ": rank 0's " + (pairs[0] + pairs[1]) + " peer(s): "
                 + pairs[0] + " on its node, through " + via + "; " + pairs[1] + " on other nodes");
         if (t.memory == MemoryKind.DEVICE) {
-            System.out.println("# efabench: " + t.config + ": device buffers on " + t.gpu.device.name() + " " + t.gpu.device.pciBusId()
-                    + (t.gpu.shared ? " (shared by the ranks of this node)" : "") + ", registered through "
+            System.out.println("# efabench: " + t.config + ": device buffers on " + t.gpu().device.name() + " " + t.gpu().device.pciBusId()
+                    + (t.gpu().shared ? " (shared by the ranks of this node)" : "") + ", registered through "
                     + registration + (refusal == null ? "" : " (DMA-BUF refused: " + refusal + ")"));
-            if (t.gpu.shared && !io.efabench.cuda.Mps.running()) {
-                System.out.println("# efabench: WARNING: the ranks of this node share " + t.gpu.device.name()
+            if (t.gpu().shared && !io.efabench.cuda.Mps.running()) {
+                System.out.println("# efabench: WARNING: the ranks of this node share " + t.gpu().device.name()
                         + " without MPS: their kernels and copies time-slice it (a proxy round takes ~2.4 ms whatever"
                         + " its size); start `nvidia-cuda-mps-control -d` before the run (README, \"Ranks sharing a GPU\")");
             }
         }
         Map<String, Object> facts = new LinkedHashMap<>();
-        facts.put("provider", t.discovery.provider());
+        facts.put("provider", t.discovery().provider());
         facts.put("libfabric_header", Discovery.headerVersion());
-        facts.put("libfabric_runtime", t.discovery.runtimeVersion());
+        facts.put("libfabric_runtime", t.discovery().runtimeVersion());
         facts.put("libfabric_api", Discovery.apiVersion());
         facts.put("memory", t.memory.name().toLowerCase(java.util.Locale.ROOT));
         if (t.memory == MemoryKind.DEVICE) {
@@ -82,7 +82,7 @@ final class TrialProvenance {
         }
         List<Map<String, Object>> nics = new ArrayList<>();
         java.util.Set<String> unverifiedLinks = new java.util.LinkedHashSet<>();
-        for (NicInfo nic : t.discovery.nics()) {
+        for (NicInfo nic : t.discovery().nics()) {
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("name", nic.nicName());
             m.put("domain", nic.domainName());
@@ -99,15 +99,15 @@ final class TrialProvenance {
         }
         facts.put("nics", nics);
         facts.put("instance_type", t.instance.known() ? t.instance.name() : "unknown");
-        if (!unverifiedLinks.isEmpty() && TrialChecks.linkOverrideGbps() == 0 && t.discovery.provider().equals("efa")) {
+        if (!unverifiedLinks.isEmpty() && TrialChecks.linkOverrideGbps() == 0 && t.discovery().provider().equals("efa")) {
             System.out.println("# efabench: link speed " + unverifiedLinks.iterator().next()
                     + (unverifiedLinks.size() > 1 ? " (and " + (unverifiedLinks.size() - 1) + " more NICs)" : "")
                     + "; busbw_pct is left out");
         }
         endpointFacts(t, facts);
-        facts.put("channels", t.channels.length);
+        facts.put("channels", t.channelCount());
         facts.put("path", t.path.label());
-        facts.put("path_applies", t.discovery.pathApplies());
+        facts.put("path_applies", t.discovery().pathApplies());
         facts.put("pairs_same_node", pairs[0]);
         facts.put("pairs_cross_node", pairs[1]);
         facts.put("nic_counters", t.nicCounters != null ? t.nicCounters.describe()
@@ -129,7 +129,7 @@ final class TrialProvenance {
         if (t.memory == MemoryKind.DEVICE) {
             facts.put("cuda_api_permitted", same(t, c -> c.cudaApiPermitted()));
         }
-        if (t.discovery.provider().equals("efa")) {
+        if (t.discovery().provider().equals("efa")) {
             Object emulated = same(t, c -> c.writesEmulated() == null ? "unknown (FI_OPT_EFA_EMULATED_WRITE not answered)"
                     : c.writesEmulated() ? "emulated" : "rdma");
             facts.put("rma_writes", emulated);
@@ -144,7 +144,7 @@ final class TrialProvenance {
     /** The value all channels share, or a list of each channel's. */
     private static Object same(FabricTrial t, java.util.function.Function<io.efabench.fabric.Channel, Object> f) {
         List<Object> values = new ArrayList<>();
-        for (io.efabench.fabric.Channel c : t.channels) {
+        for (io.efabench.fabric.Channel c : t.channels()) {
             values.add(f.apply(c));
         }
         return values.stream().distinct().count() == 1 ? values.get(0) : values;

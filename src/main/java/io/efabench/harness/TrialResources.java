@@ -4,22 +4,22 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The trial's close stack: everything it opens is pushed with its tier, and {@link #closeAll}
+ * A trial's close stack (the fabric trial's and the NVLink rig's): everything it opens is pushed with its tier, and {@link #closeAll}
  * closes tier by tier in the order of {@link Tier}, newest first within a tier, every close
  * attempted even after one failed (on the way out of a failure the first error is the one
  * reported). Tiers rather than one stack because libfabric's order is not the reverse of
  * opening: endpoints close before the memory regions registered on them (closing a region under
  * a posted receive is undefined behaviour, fi_efa(7)), although the buffers open later.
  */
-final class TrialResources {
-    enum Tier {
+public final class TrialResources {
+    public enum Tier {
         /** Threads that drive the channels (the proxy): stopped before anything closes. */
         WORKER,
         /** Channels (Channel.close: endpoint, then its memory regions, CQ, AV, domain). */
         ENDPOINT,
-        /** What workloads own (kernels, streams, pinned memory, mailboxes). */
+        /** What workloads own (kernels, streams, events, peer mappings, mailboxes). */
         OWNED,
-        /** Payload buffers and their registrations. */
+        /** Payload buffers and their registrations; pinned host and device allocations. */
         BUFFER,
         /** fi_getinfo's list. */
         FABRIC,
@@ -31,18 +31,18 @@ final class TrialResources {
 
     private final List<List<AutoCloseable>> tiers = new ArrayList<>();
 
-    TrialResources() {
+    public TrialResources() {
         for (int i = 0; i < Tier.values().length; i++) {
             tiers.add(new ArrayList<>());
         }
     }
 
-    <T extends AutoCloseable> T push(Tier tier, T resource) {
+    public <T extends AutoCloseable> T push(Tier tier, T resource) {
         tiers.get(tier.ordinal()).add(resource);
         return resource;
     }
 
-    void closeAll() {
+    public void closeAll() {
         for (List<AutoCloseable> tier : tiers) {
             for (int i = tier.size() - 1; i >= 0; i--) {
                 try {

@@ -43,12 +43,12 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
         lastOpTo = new int[t.size];
         for (int i = 0; i < n; i++) {
             int c = plan.channel[i];
-            injectOp[i] = inject && t.memory() == MemoryKind.HOST && plan.len[i] <= t.channels[c].injectRmaSize();
+            injectOp[i] = inject && t.memory() == MemoryKind.HOST && plan.len[i] <= t.channel(c).injectRmaSize();
             lastOpTo[plan.peer[i]] = i;
         }
         acked = new long[t.size];
         local = new LocalCompletions(t.size, w.window);
-        int[] contexts = plan.perChannel(t.channels.length);
+        int[] contexts = plan.perChannel(t.channelCount());
         for (int c = 0; c < contexts.length; c++) {
             contexts[c] *= w.window;
         }

@@ -65,9 +65,9 @@ public final class WriteRounds implements Rounds {
         if (windowParam < 1 || windowParam > MAX_WINDOW) {
             throw new BenchmarkSetupException("window=" + windowParam + ": must be from 1 to " + MAX_WINDOW + " rounds");
         }
-        Immediate.requireCarried(t.channels, t.size);
-        if (layout == Layout.MULTI && size < t.channels.length) {
-            throw new BenchmarkSetupException("size " + size + " B cannot be split across " + t.channels.length + " channels");
+        Immediate.requireCarried(t.channels(), t.size);
+        if (layout == Layout.MULTI && size < t.channelCount()) {
+            throw new BenchmarkSetupException("size " + size + " B cannot be split across " + t.channelCount() + " channels");
         }
         this.targets = t.size - 1;
         this.slots = Footprint.slots(slotsParam, windowParam, size * targets);
@@ -96,8 +96,8 @@ public final class WriteRounds implements Rounds {
      * unserved (credits + 1): what its CQ and FI_RX_CQ_DATA receives must take, per channel.
      */
     long[] unservedPerChannel() {
-        long[] n = new long[t.channels.length];
-        java.util.Arrays.fill(n, (credits + 1L) * plan.maxPerPeerChannel(t.size, t.channels.length));
+        long[] n = new long[t.channelCount()];
+        java.util.Arrays.fill(n, (credits + 1L) * plan.maxPerPeerChannel(t.size, t.channelCount()));
         return n;
     }
 

@@ -39,7 +39,7 @@ public final class ControlSlots {
 
     /** Slots in a buffer of the trial, registered on channel {@code channelIndex}, all posted. */
     public static ControlSlots open(FabricTrial trial, int channelIndex, int base, int count) {
-        Channel channel = trial.channels[channelIndex];
+        Channel channel = trial.channel(channelIndex);
         MemorySegment buf = trial.allocate((long) (count + 1) * SLOT_BYTES);
         MemoryRegion mr = channel.register(buf);
         trial.own(mr);

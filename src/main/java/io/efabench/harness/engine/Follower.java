@@ -37,7 +37,7 @@ public final class Follower implements WriteEngine.Sink {
         // The leader posts round r only once this rank acked r - lag: rounds in flight are
         // served + 1 .. served + lag.
         arrivals = new ArrivalCounter(t.rank, expected, 2 * lag);
-        engine = new WriteEngine(t, new int[t.channels.length], true, unservedPerChannel, 1, this);
+        engine = new WriteEngine(t, new int[t.channelCount()], true, unservedPerChannel, 1, this);
     }
 
     /** Untimed, after the start barrier: serve one round and ack everything served. */

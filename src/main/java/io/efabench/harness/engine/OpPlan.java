@@ -75,7 +75,7 @@ public final class OpPlan {
      * allgathered: NICs (max message size) may differ between ranks.
      */
     public static int[][] incoming(FabricTrial t, OpPlan mine) {
-        int nch = t.channels.length;
+        int nch = t.channelCount();
         int[][] out = new int[t.size][nch];
         for (int i = 0; i < mine.ops(); i++) {
             out[mine.peer[i]][mine.channel[i]]++;
@@ -134,7 +134,7 @@ public final class OpPlan {
      * MULTI one stripe per channel, ROUND_ROBIN on channel (peer + rank) % channels.
      */
     static void addPeerOps(List<long[]> ops, FabricTrial t, Layout layout, int peer, long size) {
-        int nch = t.channels.length;
+        int nch = t.channelCount();
         switch (layout) {
             case SINGLE -> addChunks(ops, t.maxWrite(0), peer, 0, 0, size);
             case MULTI -> {

@@ -61,7 +61,7 @@ public final class WriteEngine {
     public WriteEngine(FabricTrial t, int[] contexts, boolean acks, long[] unservedPerChannel, int injectPollEvery,
             Sink sink) {
         this.t = t;
-        this.channels = t.channels;
+        this.channels = t.channels();
         this.sink = sink;
         this.comp = t.completion;
         this.deadline = new Deadline(t.group, t.timeout);
@@ -111,7 +111,7 @@ public final class WriteEngine {
         int ctx = freeCtx[c][--freeTop[c]];
         tagOf[c][ctx] = tag;
         Channel ch = channels[c];
-        long dest = t.peer[peer][c];
+        long dest = t.peer(peer, c);
         if (ch.tryWrite(src, srcOff, len, dest, dst, dstOff, imm, true, ctx) != 0) {
             deadline.start();
             while (ch.tryWrite(src, srcOff, len, dest, dst, dstOff, imm, true, ctx) != 0) {
@@ -132,7 +132,7 @@ public final class WriteEngine {
             return false;
         }
         int ctx = freeCtx[c][freeTop[c] - 1];
-        if (channels[c].tryWrite(src, srcOff, len, t.peer[peer][c], dst, dstOff, imm, true, ctx) != 0) {
+        if (channels[c].tryWrite(src, srcOff, len, t.peer(peer, c), dst, dstOff, imm, true, ctx) != 0) {
             return false; // -FI_EAGAIN: the provider's queue is full; completions first
         }
         freeTop[c]--;
@@ -153,7 +153,7 @@ public final class WriteEngine {
         }
         injectedSincePoll++;
         Channel ch = channels[c];
-        long dest = t.peer[peer][c];
+        long dest = t.peer(peer, c);
         if (ch.tryInjectWrite(src, srcOff, len, dest, dst, dstOff, imm) != 0) {
             deadline.start();
             while (ch.tryInjectWrite(src, srcOff, len, dest, dst, dstOff, imm) != 0) {
@@ -168,7 +168,7 @@ public final class WriteEngine {
         ControlSlots s = slots[0];
         long off = s.sendOffset(ControlSlots.ACK, t.rank, round);
         Channel ch = channels[0];
-        long dest = t.peer[0][0];
+        long dest = t.peer(0, 0);
         if (ch.trySend(s.mr(), off, 16, dest, 0, false, ACK_CTX) != 0) {
             deadline.start();
             while (ch.trySend(s.mr(), off, 16, dest, 0, false, ACK_CTX) != 0) {
