@@ -40,7 +40,7 @@ final class CallBoardLayout {
 
     /** What a slot's op field means: the libfabric call a thread is in. */
     static final String[] OPS = {"(none)", "fi_sendmsg", "fi_recvmsg", "fi_writemsg", "fi_inject_writedata",
-            "fi_cq_read", "fi_cq_readerr", "fi_av_insert", "fi_close"};
+            "fi_cq_read", "fi_cq_readerr", "fi_av_insert", "fi_close", "fi_readmsg"};
     static final int SEND = 1;
     static final int RECV = 2;
     static final int WRITE = 3;
@@ -49,6 +49,7 @@ final class CallBoardLayout {
     static final int CQ_READERR = 6;
     static final int AV_INSERT = 7;
     static final int CLOSE = 8;
+    static final int READ = 9;
 
     /** Plain, release and acquire access to a long of a segment (segment, offset). */
     static final VarHandle LONG = ValueLayout.JAVA_LONG.varHandle();

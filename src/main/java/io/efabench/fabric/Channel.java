@@ -56,7 +56,7 @@ public final class Channel implements AutoCloseable {
 
     /**
      * ssize_t (*)(struct fid_x *, const void *, uint64_t): the shape of ops->msg.sendmsg,
-     * msg.recvmsg, rma.writemsg, cq.read and cq.readerr alike. Virtual (address per call), since
+     * msg.recvmsg, rma.writemsg, rma.readmsg, cq.read and cq.readerr alike. Virtual (address per call), since
      * the function pointers belong to the provider; critical because they neither block nor
      * call back into Java.
      */
@@ -119,6 +119,7 @@ public final class Channel implements AutoCloseable {
     private MemorySegment sendFn;
     private MemorySegment recvFn;
     private MemorySegment writeFn;
+    private MemorySegment readFn;
     private MemorySegment injectDataFn;
     private MemorySegment cqReadFn;
     private MemorySegment cqReadErrFn;
@@ -135,6 +136,10 @@ public final class Channel implements AutoCloseable {
     private final MemorySegment writeIov;
     private final MemorySegment writeDesc;
     private final MemorySegment writeRmaIov;
+    private final MemorySegment readMsg;
+    private final MemorySegment readIov;
+    private final MemorySegment readDesc;
+    private final MemorySegment readRmaIov;
     private final MemorySegment errEntry;
     private final MemorySegment errText;
     /** This channel's line on the call board: which provider call its thread is inside. */
@@ -163,6 +168,10 @@ public final class Channel implements AutoCloseable {
         writeIov = arena.allocate(iovec.layout());
         writeDesc = arena.allocate(ValueLayout.ADDRESS);
         writeRmaIov = arena.allocate(fi_rma_iov.layout());
+        readMsg = arena.allocate(fi_msg_rma.layout());
+        readIov = arena.allocate(iovec.layout());
+        readDesc = arena.allocate(ValueLayout.ADDRESS);
+        readRmaIov = arena.allocate(fi_rma_iov.layout());
         errEntry = arena.allocate(fi_cq_err_entry.layout());
         errText = arena.allocate(256);
         initMessage(sendMsg, sendIov, sendDesc, false);
@@ -170,6 +179,9 @@ public final class Channel implements AutoCloseable {
         initMessage(writeMsg, writeIov, writeDesc, true);
         fi_msg_rma.rma_iov(writeMsg, writeRmaIov);
         fi_msg_rma.rma_iov_count(writeMsg, 1);
+        initMessage(readMsg, readIov, readDesc, true);
+        fi_msg_rma.rma_iov(readMsg, readRmaIov);
+        fi_msg_rma.rma_iov_count(readMsg, 1);
         fi_msg.addr(recvMsg, Fi.ADDR_UNSPEC);
     }
 
@@ -265,6 +277,7 @@ public final class Channel implements AutoCloseable {
             sendFn = fi_ops_msg.sendmsg(fid_ep.msg(ep).reinterpret(fi_ops_msg.sizeof()));
             recvFn = fi_ops_msg.recvmsg(fid_ep.msg(ep).reinterpret(fi_ops_msg.sizeof()));
             writeFn = fi_ops_rma.writemsg(fid_ep.rma(ep).reinterpret(fi_ops_rma.sizeof()));
+            readFn = fi_ops_rma.readmsg(fid_ep.rma(ep).reinterpret(fi_ops_rma.sizeof()));
             injectDataFn = fi_ops_rma.injectdata(fid_ep.rma(ep).reinterpret(fi_ops_rma.sizeof()));
 
             Fi.bind("fi_ep_bind(cq)" + where, ep, cq, Fi.TRANSMIT | Fi.RECV);
@@ -528,6 +541,29 @@ public final class Channel implements AutoCloseable {
     }
 
     /**
+     * Posts an RMA read of {@code len} bytes at {@code sourceOffset} of the peer's {@code source}
+     * region into {@code off} of {@code mr}; the local completion says the bytes have arrived. The
+     * peer sees no completion (no FI_RMA_EVENT), but tcp and shm serve a read in its progress.
+     */
+    public int tryRead(MemoryRegion mr, long off, long len, long dest, RemoteRegion source, long sourceOffset, int ctx) {
+        checkLocal(mr, off, len);
+        checkContext(ctx);
+        if (sourceOffset < 0 || len > source.length() - sourceOffset) {
+            throw new IndexOutOfBoundsException("read of " + len + " bytes at offset " + sourceOffset
+                    + " exceeds the remote region of " + source.length() + " bytes");
+        }
+        readIov.set(ValueLayout.JAVA_LONG, IOV_BASE, mr.address() + off);
+        readIov.set(ValueLayout.JAVA_LONG, IOV_LEN, len);
+        readDesc.set(ValueLayout.JAVA_LONG, 0, mr.desc());
+        readRmaIov.set(ValueLayout.JAVA_LONG, RMA_IOV_ADDR, source.base() + sourceOffset);
+        readRmaIov.set(ValueLayout.JAVA_LONG, RMA_IOV_LEN, len);
+        readRmaIov.set(ValueLayout.JAVA_LONG, RMA_IOV_KEY, source.key());
+        readMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_ADDR, dest);
+        readMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
+        return posted(call(CallBoardLayout.READ, readFn, ep, readMsg, Fi.COMPLETION), CallBoardLayout.READ, ctx);
+    }
+
+    /**
      * {@code fi_inject_writedata}: an RMA write with immediate data that generates no local
      * completion; the source may be reused as soon as this returns 0 (what fi_rma_bw posts for
      * every write that fits the inject size). Host memory only, {@code len} at most
@@ -641,7 +677,7 @@ public final class Channel implements AutoCloseable {
         int provErrno = fi_cq_err_entry.prov_errno(errEntry);
         long delta = fi_cq_err_entry.op_context(errEntry).address() - contextBase;
         String ctx = delta >= 0 && delta < CONTEXT_SLOTS * CONTEXT_SIZE ? "ctx " + (delta / CONTEXT_SIZE) : "no ctx";
-        String op = (flags & Fi.WRITE) != 0 ? "write" : (flags & Fi.SEND) != 0 ? "send"
+        String op = (flags & Fi.WRITE) != 0 ? "write" : (flags & Fi.READ) != 0 ? "read" : (flags & Fi.SEND) != 0 ? "send"
                 : (flags & Fi.RECV) != 0 ? "recv" : (flags & Fi.REMOTE_WRITE) != 0 ? "remote write" : "operation";
         String provText = Fi.string(fi_ops_cq.strerror.invoke(cqStrerrorFn, cq, provErrno,
                 fi_cq_err_entry.err_data(errEntry), errText, errText.byteSize()));

@@ -90,6 +90,11 @@ public final class Completion {
         return (flags() & Fi.SEND) != 0;
     }
 
+    /** An RMA read this rank posted completed: the bytes are in its memory. */
+    public boolean isRead() {
+        return (flags() & Fi.READ) != 0;
+    }
+
     public boolean isWrite() {
         return (flags() & Fi.WRITE) != 0;
     }

@@ -326,7 +326,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
     // ---- completions (WriteEngine.Sink) -----------------------------------------------------
 
     @Override
-    public void writeDone(int tag) {
+    public void rmaDone(int tag) {
         local.done(tag);
     }
 

@@ -292,9 +292,14 @@ public final class FabricTrial implements AutoCloseable {
         return metrics;
     }
 
+    /** The deadline of a wait that may span a peer's whole iteration: the timeout plus the iteration time. */
+    public java.time.Duration waitBudget() {
+        return timeout.plus(iterationTime);
+    }
+
     /** Barrier whose deadline covers a peer still running out its JMH iteration time. */
     public void barrier(String what) {
-        group.barrier(what, timeout.plus(iterationTime));
+        group.barrier(what, waitBudget());
     }
 
     /**

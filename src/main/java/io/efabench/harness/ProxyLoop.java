@@ -288,7 +288,7 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     }
 
     @Override
-    public void writeDone(int tag) {
+    public void rmaDone(int tag) {
         inFlight--;
         remaining[tag]--;
     }

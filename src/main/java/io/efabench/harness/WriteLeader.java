@@ -222,7 +222,7 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
     }
 
     @Override
-    public void writeDone(int tag) {
+    public void rmaDone(int tag) {
         local.done(tag);
     }
 

@@ -201,6 +201,38 @@ class ChannelTest {
                 "bytes outside the written range changed");
     }
 
+    /** fi_readmsg: the peer's bytes arrive at the offset asked, the reader alone sees a completion. */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void readBringsThePeersBytesAndCompletesLocally(String provider) {
+        open(provider);
+        int size = 8192;
+        int at = 512;
+        MemoryRegion source = b.register(pattern(at + size, 9));
+        MemoryRegion dst = a.register(arena.allocate(size + 128, 4096));
+        RemoteRegion remote = RemoteRegion.decode(source.remote().encode());
+        post("read", () -> a.tryRead(dst, 64, size, aToB, remote, at, 7));
+
+        pumpUntil("read completion", () -> !seenA.isEmpty());
+
+        Seen read = seenA.getFirst();
+        assertTrue(completionIsRead(read), "a: expected a read completion: " + read);
+        assertEquals(7, read.ctx(), "read context");
+        assertArrayEquals(source.segment().asSlice(at, size).toArray(ValueLayout.JAVA_BYTE),
+                dst.segment().asSlice(64, size).toArray(ValueLayout.JAVA_BYTE), "read bytes");
+        assertTrue(isZero(dst.segment().asSlice(0, 64)) && isZero(dst.segment().asSlice(64 + size)),
+                "bytes outside the read range changed");
+        for (int i = 0; i < 100; i++) {
+            progress();
+        }
+        assertTrue(seenB.isEmpty(), "the peer sees no completion of a read: " + seenB);
+        assertThrows(IndexOutOfBoundsException.class, () -> a.tryRead(dst, 0, size, aToB, remote, at + 1024, 1));
+    }
+
+    private static boolean completionIsRead(Seen s) {
+        return (s.flags() & LibFabric.FI_READ()) != 0;
+    }
+
     /** fi_inject_writedata: the bytes and the immediate land, and the sender sees no completion for it. */
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "shm"})

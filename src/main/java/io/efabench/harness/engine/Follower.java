@@ -112,7 +112,7 @@ public final class Follower implements WriteEngine.Sink {
     }
 
     @Override
-    public void writeDone(int tag) {
+    public void rmaDone(int tag) {
         throw new BenchmarkSetupException("rank " + t.rank + ": a local write completion at a target, which posts no writes");
     }
 

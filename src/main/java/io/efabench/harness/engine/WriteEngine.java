@@ -9,7 +9,7 @@ import io.efabench.harness.Deadline;
 import io.efabench.harness.FabricTrial;
 
 /**
- * What every write workload needs of the fabric, written once: op contexts per channel (a free
+ * What every RMA workload (writes, and Read's reads) needs of the fabric, written once: op contexts per channel (a free
  * list, and a workload tag per context), posting with retry and progress, the one CQ loop that
  * hands every completion to the workload's {@link Sink}, the control slots (acks, and the
  * receives that FI_RX_CQ_DATA consumes) and the ack itself. It owns the writes in flight per
@@ -26,8 +26,8 @@ public final class WriteEngine {
 
     /** The workload's side of the CQ loop; every call comes from {@link #progress}. */
     public interface Sink {
-        /** A write this rank posted completed locally; {@code tag} is what it was posted with. */
-        void writeDone(int tag);
+        /** A write or read this rank posted completed locally; {@code tag} is what it was posted with. */
+        void rmaDone(int tag);
 
         /** A write with immediate data {@code data} landed in this rank's memory. */
         void arrived(long data);
@@ -101,15 +101,7 @@ public final class WriteEngine {
      */
     public void write(int c, MemoryRegion src, long srcOff, long len, int peer, RemoteRegion dst, long dstOff, long imm,
             int tag, long round) {
-        if (freeTop[c] == 0) {
-            deadline.start();
-            while (freeTop[c] == 0) {
-                progress();
-                deadline.check("waiting for a local write completion (contexts full)", peer, round);
-            }
-        }
-        int ctx = freeCtx[c][--freeTop[c]];
-        tagOf[c][ctx] = tag;
+        int ctx = takeContext(c, tag, "waiting for a local write completion (contexts full)", peer, round);
         Channel ch = channels[c];
         long dest = t.peer(peer, c);
         if (ch.tryWrite(src, srcOff, len, dest, dst, dstOff, imm, true, ctx) != 0) {
@@ -119,6 +111,39 @@ public final class WriteEngine {
                 deadline.check("posting a write", peer, round);
             }
         }
+    }
+
+    /**
+     * Posts an RMA read of {@code len} bytes at {@code srcOff} of {@code peer}'s region {@code src}
+     * into {@code dstOff} of {@code dst}; waits as {@link #write} does. Its local completion (the
+     * bytes have arrived) reaches the sink as {@link Sink#rmaDone} with {@code tag}.
+     */
+    public void read(int c, MemoryRegion dst, long dstOff, long len, int peer, RemoteRegion src, long srcOff, int tag,
+            long round) {
+        int ctx = takeContext(c, tag, "waiting for a local read completion (contexts full)", peer, round);
+        Channel ch = channels[c];
+        long dest = t.peer(peer, c);
+        if (ch.tryRead(dst, dstOff, len, dest, src, srcOff, ctx) != 0) {
+            deadline.start();
+            while (ch.tryRead(dst, dstOff, len, dest, src, srcOff, ctx) != 0) {
+                progress();
+                deadline.check("posting a read", peer, round);
+            }
+        }
+    }
+
+    /** A free context of channel {@code c} for an operation tagged {@code tag}, waiting (with progress) for one. */
+    private int takeContext(int c, int tag, String what, int peer, long round) {
+        if (freeTop[c] == 0) {
+            deadline.start();
+            while (freeTop[c] == 0) {
+                progress();
+                deadline.check(what, peer, round);
+            }
+        }
+        int ctx = freeCtx[c][--freeTop[c]];
+        tagOf[c][ctx] = tag;
+        return ctx;
     }
 
     /**
@@ -228,7 +253,7 @@ public final class WriteEngine {
                 return;
             }
             freeCtx[c][freeTop[c]++] = ctx;
-            sink.writeDone(tagOf[c][ctx]);
+            sink.rmaDone(tagOf[c][ctx]);
         }
     }
 }
