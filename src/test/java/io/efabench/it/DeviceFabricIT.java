@@ -22,8 +22,8 @@ import com.google.gson.JsonParser;
 
 /**
  * Device memory over the fabric, for real: ranks sharing this machine's GPU over shm (a
- * libfabric built with CUDA, ../shared/gpu/build-libfabric-cuda.sh) run every SendRecv and
- * Write config at small sizes, each iteration ending in a checked round verified on the GPU.
+ * libfabric built with CUDA, ../shared/gpu/build-libfabric-cuda.sh) run every SendRecv, Write
+ * and Read config at small sizes, each iteration ending in a checked round verified on the GPU.
  * Skipped, with the reason, where there is no GPU or the libfabric's shm offers no FI_HMEM.
  */
 class DeviceFabricIT {
@@ -49,6 +49,23 @@ class DeviceFabricIT {
         Set<String> configs = new HashSet<>();
         results.forEach(e -> configs.add(e.getAsJsonObject().getAsJsonObject("params").get("config").getAsString()));
         assertEquals(Set.of("SinglePin", "MultiPin", "RoundRobinPin", "SingleDMA", "MultiDMA", "RoundRobinDMA"), configs);
+    }
+
+    /** ReadBenchmark's device configs: rank 0 reads each peer's device memory and checks it on its GPU. */
+    @org.junit.jupiter.api.Test
+    void deviceReadsVerifyAndACorruptedSourceIsCaught() throws Exception {
+        List<JsonElement> results = run(tmp.resolve("read"), 3, Ranks.quick("ReadBenchmark", "-p", "size=64K,1M",
+                "-p", "channels=2", "-p", "window=1,8", "-p", "config=SingleDMA,MultiDMA,RoundRobinDMA"));
+        assertEquals(3 * 2 * 2, results.size(), "3 configs x 2 sizes x 2 windows");
+        checkAll(results);
+        Ranks r = Ranks.start(tmp.resolve("corrupt"), 3, "shm", Ranks.quick("ReadBenchmark", "-p", "size=64K",
+                "-p", "window=4", "-p", "config=SingleDMA"), (rank, cmd, env) -> {
+                    if (rank == 2) {
+                        env.put("EFABENCH_CORRUPT_OFFSET", "12345");
+                    }
+                });
+        String logs = r.awaitAllFailed(300);
+        assertTrue(logs.matches("(?s).*rank 0: corrupted byte at offset 12345 of round \\d+ from rank 2.*read from rank 2.*"), logs);
     }
 
     @ParameterizedTest(name = "{0} {1}")
