@@ -3,27 +3,18 @@ package io.efabench.fabric;
 import io.efabench.fabric.generated.LibFabric;
 import io.efabench.fabric.generated.fi_av_attr;
 import io.efabench.fabric.generated.fi_context2;
-import io.efabench.fabric.generated.fi_cq_attr;
-import io.efabench.fabric.generated.fi_cq_err_entry;
 import io.efabench.fabric.generated.fi_domain_attr;
 import io.efabench.fabric.generated.fi_info;
-import io.efabench.fabric.generated.fi_msg;
-import io.efabench.fabric.generated.fi_msg_rma;
 import io.efabench.fabric.generated.fi_ops_av;
 import io.efabench.fabric.generated.fi_ops_cm;
-import io.efabench.fabric.generated.fi_ops_cq;
 import io.efabench.fabric.generated.fi_ops_domain;
-import io.efabench.fabric.generated.fi_ops_ep;
 import io.efabench.fabric.generated.fi_ops_fabric;
 import io.efabench.fabric.generated.fi_ops_msg;
 import io.efabench.fabric.generated.fi_ops_rma;
-import io.efabench.fabric.generated.fi_rma_iov;
 import io.efabench.fabric.generated.fid_av;
-import io.efabench.fabric.generated.fid_cq;
 import io.efabench.fabric.generated.fid_domain;
 import io.efabench.fabric.generated.fid_ep;
 import io.efabench.fabric.generated.fid_fabric;
-import io.efabench.fabric.generated.iovec;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -55,16 +46,6 @@ public final class Channel implements AutoCloseable {
     private static final Set<Channel> OPEN = ConcurrentHashMap.newKeySet();
 
     /**
-     * ssize_t (*)(struct fid_x *, const void *, uint64_t): the shape of ops->msg.sendmsg,
-     * msg.recvmsg, rma.writemsg, rma.readmsg, cq.read and cq.readerr alike. Virtual (address per call), since
-     * the function pointers belong to the provider; critical because they neither block nor
-     * call back into Java.
-     */
-    private static final MethodHandle OP = Linker.nativeLinker().downcallHandle(
-            FunctionDescriptor.of(ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG),
-            Linker.Option.critical(false));
-
-    /**
      * ssize_t (*)(struct fid_ep *, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
      * uint64_t addr, uint64_t key): ops->rma.injectdata. The buffer pointer is passed as a long
      * (the same integer register under the C ABI), so a call makes no segment.
@@ -74,17 +55,6 @@ public final class Channel implements AutoCloseable {
                     ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
             Linker.Option.critical(false));
 
-    private static final long IOV_BASE = iovec.iov_base$offset();
-    private static final long IOV_LEN = iovec.iov_len$offset();
-    private static final long MSG_ADDR = fi_msg.addr$offset();
-    private static final long MSG_CONTEXT = fi_msg.context$offset();
-    private static final long MSG_DATA = fi_msg.data$offset();
-    private static final long RMA_MSG_ADDR = fi_msg_rma.addr$offset();
-    private static final long RMA_MSG_CONTEXT = fi_msg_rma.context$offset();
-    private static final long RMA_MSG_DATA = fi_msg_rma.data$offset();
-    private static final long RMA_IOV_ADDR = fi_rma_iov.addr$offset();
-    private static final long RMA_IOV_LEN = fi_rma_iov.len$offset();
-    private static final long RMA_IOV_KEY = fi_rma_iov.key$offset();
 
     private final NicInfo nic;
     private final long mrMode;
@@ -102,7 +72,8 @@ public final class Channel implements AutoCloseable {
     // Native objects, NULL once closed.
     private MemorySegment fabric = MemorySegment.NULL;
     private MemorySegment domain = MemorySegment.NULL;
-    private MemorySegment cq = MemorySegment.NULL;
+    /** Null until opened, and once closed. */
+    private CompletionQueue cq;
     private MemorySegment av = MemorySegment.NULL;
     private MemorySegment ep = MemorySegment.NULL;
     /** Bound to the endpoint where the provider accepts it (see {@link EventQueue}); else null. */
@@ -121,27 +92,14 @@ public final class Channel implements AutoCloseable {
     private MemorySegment writeFn;
     private MemorySegment readFn;
     private MemorySegment injectDataFn;
-    private MemorySegment cqReadFn;
-    private MemorySegment cqReadErrFn;
-    private MemorySegment cqStrerrorFn;
     private final MemorySegment contexts;
     private final long contextBase;
-    private final MemorySegment sendMsg;
-    private final MemorySegment sendIov;
-    private final MemorySegment sendDesc;
-    private final MemorySegment recvMsg;
-    private final MemorySegment recvIov;
-    private final MemorySegment recvDesc;
-    private final MemorySegment writeMsg;
-    private final MemorySegment writeIov;
-    private final MemorySegment writeDesc;
-    private final MemorySegment writeRmaIov;
-    private final MemorySegment readMsg;
-    private final MemorySegment readIov;
-    private final MemorySegment readDesc;
-    private final MemorySegment readRmaIov;
-    private final MemorySegment errEntry;
-    private final MemorySegment errText;
+    private final MessageDescriptors.Msg sendMsg;
+    private final MessageDescriptors.Msg recvMsg;
+    private final MessageDescriptors.Rma writeMsg;
+    private final MessageDescriptors.Rma readMsg;
+    /** Where the completion queue keeps its error entry: lives as long as this channel. */
+    private final Arena arena;
     /** This channel's line on the call board: which provider call its thread is inside. */
     private final CallBoard.Slot calls;
 
@@ -155,47 +113,13 @@ public final class Channel implements AutoCloseable {
         this.cqDataMask = nic.cqDataSize() >= 8 ? -1L : (1L << (8 * nic.cqDataSize())) - 1;
         // An automatic arena: owned by this channel alone, freed when the channel is unreachable,
         // and as cheap to pass to a critical downcall as global memory.
-        Arena arena = Arena.ofAuto();
+        arena = Arena.ofAuto();
         contexts = arena.allocate(CONTEXT_SIZE * CONTEXT_SLOTS, 64);
         contextBase = contexts.address();
-        sendMsg = arena.allocate(fi_msg.layout());
-        sendIov = arena.allocate(iovec.layout());
-        sendDesc = arena.allocate(ValueLayout.ADDRESS);
-        recvMsg = arena.allocate(fi_msg.layout());
-        recvIov = arena.allocate(iovec.layout());
-        recvDesc = arena.allocate(ValueLayout.ADDRESS);
-        writeMsg = arena.allocate(fi_msg_rma.layout());
-        writeIov = arena.allocate(iovec.layout());
-        writeDesc = arena.allocate(ValueLayout.ADDRESS);
-        writeRmaIov = arena.allocate(fi_rma_iov.layout());
-        readMsg = arena.allocate(fi_msg_rma.layout());
-        readIov = arena.allocate(iovec.layout());
-        readDesc = arena.allocate(ValueLayout.ADDRESS);
-        readRmaIov = arena.allocate(fi_rma_iov.layout());
-        errEntry = arena.allocate(fi_cq_err_entry.layout());
-        errText = arena.allocate(256);
-        initMessage(sendMsg, sendIov, sendDesc, false);
-        initMessage(recvMsg, recvIov, recvDesc, false);
-        initMessage(writeMsg, writeIov, writeDesc, true);
-        fi_msg_rma.rma_iov(writeMsg, writeRmaIov);
-        fi_msg_rma.rma_iov_count(writeMsg, 1);
-        initMessage(readMsg, readIov, readDesc, true);
-        fi_msg_rma.rma_iov(readMsg, readRmaIov);
-        fi_msg_rma.rma_iov_count(readMsg, 1);
-        fi_msg.addr(recvMsg, Fi.ADDR_UNSPEC);
-    }
-
-    private void initMessage(MemorySegment msg, MemorySegment iov, MemorySegment desc, boolean rma) {
-        MemorySegment descArray = passDescriptors ? desc : MemorySegment.NULL;
-        if (rma) {
-            fi_msg_rma.msg_iov(msg, iov);
-            fi_msg_rma.desc(msg, descArray);
-            fi_msg_rma.iov_count(msg, 1);
-        } else {
-            fi_msg.msg_iov(msg, iov);
-            fi_msg.desc(msg, descArray);
-            fi_msg.iov_count(msg, 1);
-        }
+        sendMsg = new MessageDescriptors.Msg(arena, passDescriptors);
+        recvMsg = new MessageDescriptors.Msg(arena, passDescriptors);
+        writeMsg = new MessageDescriptors.Rma(arena, passDescriptors);
+        readMsg = new MessageDescriptors.Rma(arena, passDescriptors);
     }
 
     /**
@@ -252,18 +176,7 @@ public final class Channel implements AutoCloseable {
             domain = out.get(ValueLayout.ADDRESS, 0).reinterpret(fid_domain.sizeof());
             MemorySegment domainOps = fid_domain.ops(domain).reinterpret(fi_ops_domain.sizeof());
 
-            // Local completions and remote-CQ-data arrivals can both be outstanding.
-            MemorySegment cqAttr = arena.allocate(fi_cq_attr.layout());
-            fi_cq_attr.size(cqAttr, Math.max(2L * depth, 128));
-            fi_cq_attr.format(cqAttr, LibFabric.FI_CQ_FORMAT_DATA());
-            fi_cq_attr.wait_obj(cqAttr, LibFabric.FI_WAIT_NONE());
-            Fi.check("fi_cq_open" + where, fi_ops_domain.cq_open.invoke(fi_ops_domain.cq_open(domainOps),
-                    domain, cqAttr, out, MemorySegment.NULL));
-            cq = out.get(ValueLayout.ADDRESS, 0).reinterpret(fid_cq.sizeof());
-            MemorySegment cqOps = fid_cq.ops(cq).reinterpret(fi_ops_cq.sizeof());
-            cqReadFn = fi_ops_cq.read(cqOps);
-            cqReadErrFn = fi_ops_cq.readerr(cqOps);
-            cqStrerrorFn = fi_ops_cq.strerror(cqOps);
+            cq = CompletionQueue.open(domain, domainOps, depth, where, this.arena, nic, calls, contextBase, CONTEXT_SIZE);
 
             MemorySegment avAttr = arena.allocate(fi_av_attr.layout());
             fi_av_attr.type(avAttr, fi_domain_attr.av_type(fi_info.domain_attr(info)));
@@ -280,7 +193,7 @@ public final class Channel implements AutoCloseable {
             readFn = fi_ops_rma.readmsg(fid_ep.rma(ep).reinterpret(fi_ops_rma.sizeof()));
             injectDataFn = fi_ops_rma.injectdata(fid_ep.rma(ep).reinterpret(fi_ops_rma.sizeof()));
 
-            Fi.bind("fi_ep_bind(cq)" + where, ep, cq, Fi.TRANSMIT | Fi.RECV);
+            Fi.bind("fi_ep_bind(cq)" + where, ep, cq.fid(), Fi.TRANSMIT | Fi.RECV);
             Fi.bind("fi_ep_bind(av)" + where, ep, av, 0);
             bindEventQueue();
             if (nic.offersHmem()) {
@@ -495,24 +408,16 @@ public final class Channel implements AutoCloseable {
     public int trySend(MemoryRegion mr, long off, long len, long dest, long data, boolean withData, int ctx) {
         checkLocal(mr, off, len);
         checkContext(ctx);
-        sendIov.set(ValueLayout.JAVA_LONG, IOV_BASE, mr.address() + off);
-        sendIov.set(ValueLayout.JAVA_LONG, IOV_LEN, len);
-        sendDesc.set(ValueLayout.JAVA_LONG, 0, mr.desc());
-        sendMsg.set(ValueLayout.JAVA_LONG, MSG_ADDR, dest);
-        sendMsg.set(ValueLayout.JAVA_LONG, MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
-        sendMsg.set(ValueLayout.JAVA_LONG, MSG_DATA, data);
-        return posted(call(CallBoardLayout.SEND, sendFn, ep, sendMsg, flags(withData)), CallBoardLayout.SEND, ctx);
+        MemorySegment msg = sendMsg.set(mr.address() + off, len, mr.desc(), dest, context(ctx), data);
+        return posted(call(CallBoardLayout.SEND, sendFn, ep, msg, flags(withData)), CallBoardLayout.SEND, ctx);
     }
 
     /** Posts a receive of up to {@code len} bytes into {@code off} of {@code mr}, from any peer. */
     public int tryRecv(MemoryRegion mr, long off, long len, int ctx) {
         checkLocal(mr, off, len);
         checkContext(ctx);
-        recvIov.set(ValueLayout.JAVA_LONG, IOV_BASE, mr.address() + off);
-        recvIov.set(ValueLayout.JAVA_LONG, IOV_LEN, len);
-        recvDesc.set(ValueLayout.JAVA_LONG, 0, mr.desc());
-        recvMsg.set(ValueLayout.JAVA_LONG, MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
-        return posted(call(CallBoardLayout.RECV, recvFn, ep, recvMsg, Fi.COMPLETION), CallBoardLayout.RECV, ctx);
+        MemorySegment msg = recvMsg.set(mr.address() + off, len, mr.desc(), Fi.ADDR_UNSPEC, context(ctx), 0);
+        return posted(call(CallBoardLayout.RECV, recvFn, ep, msg, Fi.COMPLETION), CallBoardLayout.RECV, ctx);
     }
 
     /**
@@ -528,16 +433,9 @@ public final class Channel implements AutoCloseable {
             throw new IndexOutOfBoundsException("write of " + len + " bytes at offset " + targetOffset
                     + " exceeds the remote region of " + target.length() + " bytes");
         }
-        writeIov.set(ValueLayout.JAVA_LONG, IOV_BASE, mr.address() + off);
-        writeIov.set(ValueLayout.JAVA_LONG, IOV_LEN, len);
-        writeDesc.set(ValueLayout.JAVA_LONG, 0, mr.desc());
-        writeRmaIov.set(ValueLayout.JAVA_LONG, RMA_IOV_ADDR, target.base() + targetOffset);
-        writeRmaIov.set(ValueLayout.JAVA_LONG, RMA_IOV_LEN, len);
-        writeRmaIov.set(ValueLayout.JAVA_LONG, RMA_IOV_KEY, target.key());
-        writeMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_ADDR, dest);
-        writeMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
-        writeMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_DATA, data);
-        return posted(call(CallBoardLayout.WRITE, writeFn, ep, writeMsg, flags(withData)), CallBoardLayout.WRITE, ctx);
+        MemorySegment msg = writeMsg.set(mr.address() + off, len, mr.desc(), dest, target.base() + targetOffset, target.key(),
+                context(ctx), data);
+        return posted(call(CallBoardLayout.WRITE, writeFn, ep, msg, flags(withData)), CallBoardLayout.WRITE, ctx);
     }
 
     /**
@@ -552,15 +450,9 @@ public final class Channel implements AutoCloseable {
             throw new IndexOutOfBoundsException("read of " + len + " bytes at offset " + sourceOffset
                     + " exceeds the remote region of " + source.length() + " bytes");
         }
-        readIov.set(ValueLayout.JAVA_LONG, IOV_BASE, mr.address() + off);
-        readIov.set(ValueLayout.JAVA_LONG, IOV_LEN, len);
-        readDesc.set(ValueLayout.JAVA_LONG, 0, mr.desc());
-        readRmaIov.set(ValueLayout.JAVA_LONG, RMA_IOV_ADDR, source.base() + sourceOffset);
-        readRmaIov.set(ValueLayout.JAVA_LONG, RMA_IOV_LEN, len);
-        readRmaIov.set(ValueLayout.JAVA_LONG, RMA_IOV_KEY, source.key());
-        readMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_ADDR, dest);
-        readMsg.set(ValueLayout.JAVA_LONG, RMA_MSG_CONTEXT, contextBase + ctx * CONTEXT_SIZE);
-        return posted(call(CallBoardLayout.READ, readFn, ep, readMsg, Fi.COMPLETION), CallBoardLayout.READ, ctx);
+        MemorySegment msg = readMsg.set(mr.address() + off, len, mr.desc(), dest, source.base() + sourceOffset, source.key(),
+                context(ctx), 0);
+        return posted(call(CallBoardLayout.READ, readFn, ep, msg, Fi.COMPLETION), CallBoardLayout.READ, ctx);
     }
 
     /**
@@ -609,35 +501,21 @@ public final class Channel implements AutoCloseable {
     }
 
     private int read(Completion c, long count) {
-        c.select(0);
-        long rc = call(CallBoardLayout.CQ_READ, cqReadFn, cq, c.entry, count);
-        if (rc > 0) {
-            c.contextBase = contextBase;
-            return (int) rc;
-        }
-        if (rc == -Fi.EAGAIN) {
-            return 0;
-        }
-        if (rc == -Fi.EAVAIL) {
-            throw completionError();
-        }
-        throw FabricException.of("fi_cq_read", rc);
+        return cq.read(c, count);
+    }
+
+    /** The address of context slot {@code ctx}: what a completion hands back as op_context. */
+    private long context(int ctx) {
+        return contextBase + ctx * CONTEXT_SIZE;
     }
 
     private static long flags(boolean withData) {
         return withData ? Fi.COMPLETION | Fi.REMOTE_CQ_DATA : Fi.COMPLETION;
     }
 
-    /** One provider call through {@link #OP}, bracketed on the call board (see {@link CallBoard}). */
+    /** One provider call, bracketed on this channel's call-board line ({@link ProviderCall}). */
     private long call(int op, MemorySegment fn, MemorySegment fid, MemorySegment arg, long n) {
-        calls.enter(op);
-        try {
-            return (long) OP.invokeExact(fn, fid, arg, n);
-        } catch (Throwable t) {
-            throw new AssertionError("downcall failed", t);
-        } finally {
-            calls.exit();
-        }
+        return ProviderCall.op(calls, op, fn, fid, arg, n);
     }
 
     private int posted(long rc, int op, int ctx) {
@@ -663,32 +541,6 @@ public final class Channel implements AutoCloseable {
         }
     }
 
-    private FabricException completionError() {
-        // err_data_size != 0 on input means "copy err_data into my buffer at err_data" (API >= 1.5);
-        // the previous readerr left the provider's values there.
-        fi_cq_err_entry.err_data(errEntry, MemorySegment.NULL);
-        fi_cq_err_entry.err_data_size(errEntry, 0);
-        long rc = call(CallBoardLayout.CQ_READERR, cqReadErrFn, cq, errEntry, 0L);
-        if (rc < 0) {
-            return FabricException.of("fi_cq_readerr", rc);
-        }
-        long flags = fi_cq_err_entry.flags(errEntry);
-        int err = Math.abs(fi_cq_err_entry.err(errEntry)); // positive by the spec; shm 1.17 reports it negated
-        int provErrno = fi_cq_err_entry.prov_errno(errEntry);
-        long delta = fi_cq_err_entry.op_context(errEntry).address() - contextBase;
-        String ctx = delta >= 0 && delta < CONTEXT_SLOTS * CONTEXT_SIZE ? "ctx " + (delta / CONTEXT_SIZE) : "no ctx";
-        String op = (flags & Fi.WRITE) != 0 ? "write" : (flags & Fi.READ) != 0 ? "read" : (flags & Fi.SEND) != 0 ? "send"
-                : (flags & Fi.RECV) != 0 ? "recv" : (flags & Fi.REMOTE_WRITE) != 0 ? "remote write" : "operation";
-        String provText = Fi.string(fi_ops_cq.strerror.invoke(cqStrerrorFn, cq, provErrno,
-                fi_cq_err_entry.err_data(errEntry), errText, errText.byteSize()));
-        String text = Fi.strerror(err);
-        if (!provText.isEmpty() && !provText.equals(text)) {
-            text += ": " + provText;
-        }
-        return new FabricException("completion error on " + op + " " + ctx + " (" + nic.provider() + " "
-                + nic.domainName() + "): " + text + " (prov_errno " + provErrno + ")", -err);
-    }
-
     private void requireOpen() {
         if (ep.address() == 0) {
             throw new IllegalStateException("channel on " + nic.domainName() + " is closed");
@@ -704,8 +556,8 @@ public final class Channel implements AutoCloseable {
         ep = MemorySegment.NULL;
         first = closeFid(av, "av", first);
         av = MemorySegment.NULL;
-        first = closeFid(cq, "cq", first);
-        cq = MemorySegment.NULL;
+        first = closeFid(cq != null ? cq.fid() : MemorySegment.NULL, "cq", first);
+        cq = null;
         if (events != null) {
             try {
                 events.close();

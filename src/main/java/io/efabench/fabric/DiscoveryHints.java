@@ -1,0 +1,72 @@
+package io.efabench.fabric;
+
+import io.efabench.fabric.generated.LibFabric;
+import io.efabench.fabric.generated.fi_domain_attr;
+import io.efabench.fabric.generated.fi_ep_attr;
+import io.efabench.fabric.generated.fi_fabric_attr;
+import io.efabench.fabric.generated.fi_info;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * What {@link Discovery} asks fi_getinfo for, built in one place: RDM endpoints with
+ * FI_MSG|FI_RMA (+FI_HMEM for device memory), 4 bytes of remote CQ data, the memory-registration
+ * modes and context modes efabench handles, one thread per domain, and the NIC path's caps. The
+ * choice among the answers (provider, fabric, NICs) is {@link Discovery}'s.
+ */
+final class DiscoveryHints {
+    private DiscoveryHints() {}
+
+    static String asked(boolean hmem) {
+        return "FI_EP_RDM with FI_MSG|FI_RMA" + (hmem ? "|FI_HMEM" : "")
+                + " and " + Discovery.CQ_DATA_SIZE + " bytes of remote CQ data";
+    }
+
+    /** fi_getinfo with our hints; returns the head of a non-empty list or throws. */
+    static MemorySegment getinfo(boolean hmem, String provName, long pathCaps, String selection) {
+        MemorySegment hints = hints(hmem, provName, pathCaps);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
+            int rc = LibFabric.fi_getinfo(Fi.apiVersion(), MemorySegment.NULL, MemorySegment.NULL, 0L, hints, out);
+            if (rc == -LibFabric.FI_ENODATA()) {
+                throw new FabricException(selection + ": no provider offers " + asked(hmem)
+                        + (pathCaps != 0 ? " with FI_REMOTE_COMM only (path=nic)" : "")
+                        + " here (fi_getinfo: " + Fi.strerror(rc) + ")", rc);
+            }
+            Fi.check("fi_getinfo (" + selection + ")", rc);
+            return out.get(ValueLayout.ADDRESS, 0).reinterpret(fi_info.sizeof());
+        } finally {
+            LibFabric.fi_freeinfo(hints);
+        }
+    }
+
+    /**
+     * The hints efabench passes to fi_getinfo; the caller frees them with fi_freeinfo.
+     * {@code pathCaps} is {@link NicPath#caps}: FI_REMOTE_COMM alone tells efa not to open its
+     * shm peer provider (efa_shm.c) and to drop FI_LOCAL_COMM from what it returns.
+     */
+    static MemorySegment hints(boolean hmem, String provName, long pathCaps) {
+        MemorySegment hints = LibFabric.fi_dupinfo(MemorySegment.NULL); // fi_allocinfo()
+        if (hints.address() == 0) {
+            throw new FabricException("fi_allocinfo failed: out of memory");
+        }
+        hints = hints.reinterpret(fi_info.sizeof());
+        fi_info.caps(hints, Fi.MSG | Fi.RMA | (hmem ? Fi.HMEM : 0) | pathCaps);
+        fi_info.mode(hints, Fi.CONTEXT | Fi.CONTEXT2 | Fi.RX_CQ_DATA);
+        MemorySegment ep = fi_info.ep_attr(hints).reinterpret(fi_ep_attr.sizeof());
+        fi_ep_attr.type(ep, LibFabric.FI_EP_RDM());
+        MemorySegment dom = fi_info.domain_attr(hints).reinterpret(fi_domain_attr.sizeof());
+        // FI_MR_RAW is not offered: no provider we target needs keys wider than 64 bits.
+        fi_domain_attr.mr_mode(dom, Fi.MR_LOCAL | Fi.MR_VIRT_ADDR | Fi.MR_ALLOCATED
+                | Fi.MR_PROV_KEY | Fi.MR_ENDPOINT | (hmem ? Fi.MR_HMEM : 0));
+        fi_domain_attr.cq_data_size(dom, Discovery.CQ_DATA_SIZE);
+        fi_domain_attr.threading(dom, LibFabric.FI_THREAD_DOMAIN());
+        if (provName != null) {
+            MemorySegment fab = fi_info.fabric_attr(hints).reinterpret(fi_fabric_attr.sizeof());
+            fi_fabric_attr.prov_name(fab, Fi.strdup(provName)); // freed by fi_freeinfo
+        }
+        return hints;
+    }
+}
