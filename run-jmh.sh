@@ -314,77 +314,10 @@ write_provenance() {  # write_provenance RUN_DIR MODE RANKS PROVIDER HOSTS...: J
 
 # ---------------------------------------------------------------- rank 0's terminal view
 
-# Shows rank 0's JMH output line by line, adds a progress line before every fork
-# ("[3/28] WriteBenchmark.write config=MultiPin size=1M  ETA 00:02:10") and folds stack
-# frames into one line (the full output is in the log). The total is Java's answer (Launch forks:
-# JMH's own benchmark list and option parser), the ETA JMH's own. Once a trial has failed with an "efabench: "
-# line (a failure we explain), JMH's error block that repeats it is left to the log.
-progress_filter() {  # progress_filter LOG_NAME FORKS
-    local log_name=$1 total=${2:-?} line bench="" params="" eta="" k=0 frames=0 fork=""
-    local explained=0
-    while IFS= read -r line || [[ -n $line ]]; do
-        if [[ $line =~ ^[[:space:]]+(at |\.\.\.\ [0-9]+\ more) ]]; then
-            ((explained)) || frames=$((frames + 1))
-            continue
-        fi
-        if ((frames)); then
-            printf '\t... %d stack lines (full trace in %s)\n' "$frames" "$log_name"
-            frames=0
-        fi
-        case $line in
-        efabench:*) explained=1 ;;
-        "# "*) explained=0 ;;
-        "Benchmark had encountered error, and fail on error was requested" | "ERROR: org.openjdk.jmh.runner."* | \
-            "Caused by: org.openjdk.jmh.runner."* | [[:space:]]*"Suppressed: efabench: "*)
-            ((explained)) && continue
-            ;;
-        esac
-        printf '%s\n' "$line"
-        case $line in
-        "# Benchmark: "*)
-            bench=${line#"# Benchmark: "}
-            local cls=${bench%.*}
-            bench=${cls##*.}.${bench##*.}
-            params=""
-            ;;
-        "# Parameters: "*)
-            params=${line#"# Parameters: ("}
-            params=${params%)}
-            params=${params//" = "/=}
-            params=${params//", "/ }
-            ;;
-        "# Run progress: "*)
-            [[ $line =~ ETA\ (.*)$ ]] && eta=${BASH_REMATCH[1]}
-            ;;
-        "# Fork: "* | "# Warmup Fork: "*)
-            k=$((k + 1))
-            fork=""
-            if [[ $line =~ ([0-9]+)\ of\ ([0-9]+) ]] && ((BASH_REMATCH[2] > 1)); then
-                fork="  fork ${BASH_REMATCH[1]}/${BASH_REMATCH[2]}"
-            fi
-            [[ $line == "# Warmup Fork: "* ]] && fork="  warmup${fork:-  fork}"
-            printf '[%d/%s] %s%s%s  ETA %s\n' "$k" "$total" "$bench" "${params:+ $params}" "$fork" "$eta"
-            ;;
-        esac
-    done
-    ((frames)) && printf '\t... %d stack lines (full trace in %s)\n' "$frames" "$log_name"
-    return 0
-}
-
-# The one-line reasons a rank failed: efabench's own "efabench: " lines; else exception
-# messages (not JMH's wrappers, not stack frames); else the last lines of the log.
-failure_lines() {
-    local log=$1 lines
-    [[ -f $log ]] || { echo "(no log at $log)"; return; }
-    # Info lines are "# efabench: ..." (also after JMH's "Iteration   1: " on the same line): not reasons.
-    lines=$(grep -av '^# ' "$log" | grep -av '# efabench: ' | grep -aoE 'efabench: .*' | awk '!seen[$0]++' | tail -n 8)
-    if [[ -z $lines ]]; then
-        lines=$(grep -aE '^([[:space:]]*(Caused by|Suppressed): )?[A-Za-z_$][A-Za-z0-9_$.]*(Exception|Error)(: .*)?$' "$log" |
-            grep -vE 'org\.openjdk\.jmh\.runner\.|^ERROR: ' | sed -E 's/^[[:space:]]*((Caused by|Suppressed): )?//' |
-            awk '!seen[$0]++' | tail -n 5)
-    fi
-    [[ -n $lines ]] || lines=$(grep -avE '^[[:space:]]*$|^[[:space:]]+(at |\.\.\. [0-9]+ more)' "$log" | tail -n 5)
-    printf '%s\n' "$lines"
+# Rank 0's output with a progress line before every fork and stack frames folded, and a failed
+# rank's one-line reasons: Java's (io.efabench.launch.LeaderView), bash only pipes.
+failure_lines() {  # failure_lines LOG
+    "$JAVA" -cp "$JAR" io.efabench.launch.LeaderView why "$1" 2>/dev/null || tail -n 5 -- "$1" 2>/dev/null
 }
 
 # ---------------------------------------------------------------- JMH arguments
@@ -445,42 +378,15 @@ jmh_fixed_args() {  # jmh_fixed_args RESULT_FILE -> FIXED_ARGS
     FIXED_ARGS+=(-rf json -rff "$1")
 }
 
-# Rank 0's JMH arguments: the user's, plus async-profiler under --profile.
+# Rank 0's JMH arguments: the user's, plus async-profiler under --profile (Java's: ProfileArgs).
 leader_args() {  # leader_args yes|no RUN_DIR -> LEADER_ARGS
     LEADER_ARGS=("${JMH_ARGS[@]}")
     [[ $1 == yes ]] || return 0
-    local run_dir=$2 arch lib event paranoid
-    case $(uname -m) in
-    x86_64 | amd64) arch=linux-x64 ;;
-    aarch64 | arm64) arch=linux-arm64 ;;
-    *) die 1 "--profile: async-profiler has no library for $(uname -m)" ;;
-    esac
-    lib=$(dirname "$JAR")/async-profiler/$arch/libasyncProfiler.so
-    [[ -f $lib ]] || die 1 "--profile: no $lib (mvn package unpacks tools.profiler:async-profiler there)"
-    event=${EFABENCH_PROFILE_EVENT:-}
-    if [[ -z $event ]]; then
-        paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 4)
-        if ((paranoid > 2)); then
-            event=itimer
-            note "--profile: perf events are off (kernel.perf_event_paranoid=$paranoid); sampling with itimer"
-        fi
-    fi
-    mkdir -p "$run_dir/profile"
-    # JMH splits a lone -jvmArgsAppend value at spaces but not repeated ones: give one flag each.
-    local a flags=() rest=() tokens=() i
-    for ((i = 0; i < ${#JMH_ARGS[@]}; i++)); do
-        a=${JMH_ARGS[i]}
-        if [[ $a == -jvmArgsAppend ]] && ((i + 1 < ${#JMH_ARGS[@]})); then
-            i=$((i + 1))
-            read -r -a tokens <<<"${JMH_ARGS[i]}"
-            flags+=("${tokens[@]}")
-        else
-            rest+=("$a")
-        fi
-    done
-    flags+=(-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints)
-    LEADER_ARGS=("${rest[@]}" -prof "async:libPath=$lib;output=flamegraph${event:+;event=$event};dir=$run_dir/profile")
-    for a in "${flags[@]}"; do LEADER_ARGS+=(-jvmArgsAppend "$a"); done
+    local answer
+    answer=$(mktemp "${TMPDIR:-/tmp}/efabench-profile.XXXXXX") || die 1 "cannot create a temporary file"
+    "$JAVA" -cp "$JAR" io.efabench.launch.Launch profileargs "$(dirname "$JAR")" "$2" "${JMH_ARGS[@]}" >"$answer" || exit 1
+    mapfile -d '' -t LEADER_ARGS <"$answer"
+    rm -f -- "$answer"
 }
 
 # ---------------------------------------------------------------- running ranks
@@ -551,17 +457,15 @@ grace_seconds() {
     echo "$g"
 }
 
-# Starts rank 0 with its output shown through progress_filter and kept in LOG.
+# Starts rank 0 with its output shown through LeaderView's view and kept in LOG.
 start_leader() {  # start_leader LOG CMD... (env already exported by the caller's prefix)
     local log=$1
     shift
     PIPE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/run-jmh.XXXXXX") || die 1 "cannot create a temporary folder"
     trap 'rm -rf "$PIPE_DIR"' EXIT
     mkfifo "$PIPE_DIR/rank0" || die 1 "cannot create a pipe in $PIPE_DIR"
-    # Java answers how many forks JMH will run for these arguments (JMH's own list and parser).
-    local forks
-    forks=$("$JAVA" -cp "$JAR" io.efabench.launch.Launch forks "${JMH_ARGS[@]}" 2>/dev/null) || forks="?"
-    tee -a "$log" <"$PIPE_DIR/rank0" | progress_filter "$(rel "$log")" "$forks" &
+    # The view counts the forks JMH will run for these arguments (JMH's own list and parser).
+    tee -a "$log" <"$PIPE_DIR/rank0" | "$JAVA" -cp "$JAR" io.efabench.launch.LeaderView view "$(rel "$log")" "${JMH_ARGS[@]}" &
     FILTER_PID=$!
     "${RANK_WRAPPER[@]}" "$@" >"$PIPE_DIR/rank0" 2>&1 &
     RANK_PIDS[0]=$!
