@@ -28,7 +28,6 @@ import io.efabench.cuda.CudaModule;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.Sizes;
 import io.efabench.harness.Traffic;
-import io.efabench.harness.TrialKey;
 
 /**
  * NVLink GPU-to-GPU writes through CUDA IPC (seed 004, "NVLink GPU-to-GPU Communication
@@ -68,7 +67,7 @@ public class IpcBenchmark {
             if (bytes % 16 != 0) {
                 throw new BenchmarkSetupException("size " + size + " is not a multiple of 16 bytes");
             }
-            rig = IpcRig.open(TrialKey.of(bp), 0, bytes);
+            rig = IpcRig.open(bp, 0, bytes);
             if (rig.leader && needsSource) {
                 source = DeviceBuffer.allocate(rig.context, bytes);
                 rig.pattern.fill(rig.stream, source, 0, 1, 0);
@@ -231,7 +230,7 @@ public class IpcBenchmark {
 
         @Setup(Level.Trial)
         public void setUp(BenchmarkParams bp) {
-            IpcRig r = IpcRig.open(TrialKey.of(bp), 4L * 64, 4);
+            IpcRig r = IpcRig.open(bp, 4L * 64, 4);
             rig = r;
             if (r.world > 64) {
                 r.group.abort("flagLatency supports up to 64 ranks");

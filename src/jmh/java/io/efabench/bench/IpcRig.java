@@ -33,6 +33,8 @@ import io.efabench.cuda.PinnedHostBuffer;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.TrialGpu;
 import io.efabench.harness.TrialJoin;
+import io.efabench.harness.TrialKey;
+import org.openjdk.jmh.infra.BenchmarkParams;
 import io.efabench.harness.TrialResources;
 import io.efabench.harness.TrialResources.Tier;
 import io.efabench.harness.MetricsSink;
@@ -67,6 +69,8 @@ final class IpcRig implements AutoCloseable {
     final boolean leader;
     final Duration timeout;
     final long timeoutNanos;
+    /** This trial's name in provenance file names ({@link TrialKey#tag}), as the fabric trials'. */
+    private final String tag;
     /** This rank's GPU, context, stream and pattern kernels (the harness's GPU part of a trial). */
     TrialGpu gpu;
     CudaDevice device;
@@ -91,7 +95,8 @@ final class IpcRig implements AutoCloseable {
     /** Everything setUp opens, closed in tiers: events and mappings, then memory, then the GPU. */
     private final TrialResources resources = new TrialResources();
 
-    private IpcRig(RankGroup group, Duration timeout) {
+    private IpcRig(RankGroup group, Duration timeout, String tag) {
+        this.tag = tag;
         this.group = group;
         this.rank = group.rank();
         this.world = group.size();
@@ -106,7 +111,12 @@ final class IpcRig implements AutoCloseable {
      * @param leaderInbox   bytes of rank 0's inbox (0: none)
      * @param followerInbox bytes of every other rank's inbox (0: none)
      */
-    static IpcRig open(String key, long leaderInbox, long followerInbox) {
+    static IpcRig open(BenchmarkParams bp, long leaderInbox, long followerInbox) {
+        return open(TrialKey.of(bp), TrialKey.tag(bp), leaderInbox, followerInbox);
+    }
+
+    /** {@link #open(BenchmarkParams, long, long)} with the trial's key and file-name tag given. */
+    static IpcRig open(String key, String tag, long leaderInbox, long followerInbox) {
         Cuda.unavailableReason().ifPresent(reason -> {
             throw new BenchmarkSetupException(reason);
         });
@@ -115,7 +125,7 @@ final class IpcRig implements AutoCloseable {
         RankEnv env = joined.env();
         RankGroup group = joined.group();
         Duration timeout = joined.timeout();
-        IpcRig rig = new IpcRig(group, timeout);
+        IpcRig rig = new IpcRig(group, timeout, tag);
         try {
             rig.setUp(env, leaderInbox, followerInbox);
             return rig;
@@ -316,7 +326,7 @@ final class IpcRig implements AutoCloseable {
             }
             facts.put("nvlink", links);
         }
-        Provenance.record("cuda-rank" + rank, facts);
+        Provenance.record("cuda-rank" + rank + "-" + tag, facts);
     }
 
     /** One line for the log: GPUs, driver, NVLink per pair. */

@@ -73,9 +73,7 @@ public final class FabricTrial implements AutoCloseable {
         this.memory = memory;
         String configParam = bp.getParamsKeys().contains("config") ? bp.getParam("config") : null;
         config = benchmark + (configParam != null ? " config=" + configParam : "");
-        java.util.SortedMap<String, String> params = new java.util.TreeMap<>();
-        bp.getParamsKeys().forEach(k -> params.put(k, bp.getParam(k)));
-        trialTag = TrialProvenance.trialTag(benchmark, params);
+        trialTag = TrialKey.tag(bp);
         if (bp.getThreads() != 1) {
             throw new BenchmarkSetupException(benchmark + " runs one thread per rank; drop -t " + bp.getThreads());
         }

@@ -27,6 +27,24 @@ public final class TrialKey {
         return sb.toString();
     }
 
+    /**
+     * The trial's name in file names (provenance fragments): the benchmark class's simple name and
+     * its sorted params, so a later trial of the same run cannot overwrite an earlier one's files.
+     */
+    public static String tag(BenchmarkParams bp) {
+        String name = bp.getBenchmark();
+        String cls = name.substring(0, name.lastIndexOf('.'));
+        java.util.SortedMap<String, String> params = new java.util.TreeMap<>();
+        bp.getParamsKeys().forEach(k -> params.put(k, bp.getParam(k)));
+        return tag(cls.substring(cls.lastIndexOf('.') + 1), params);
+    }
+
+    static String tag(String benchmark, java.util.SortedMap<String, String> params) {
+        StringBuilder s = new StringBuilder(benchmark);
+        params.forEach((k, v) -> s.append('-').append(k).append('_').append(v));
+        return s.toString().replaceAll("[^A-Za-z0-9._-]", "_");
+    }
+
     private static String iterations(IterationParams ip) {
         return ip.getCount() + "x" + ip.getTime() + (ip.getBatchSize() > 1 ? "/batch" + ip.getBatchSize() : "");
     }

@@ -19,12 +19,6 @@ final class TrialProvenance {
      * should not hold as '_'. One fragment per trial, so a run of {@code -p channels=2,1} keeps
      * both trials' facts (the merge shows a fact they disagree on per trial) instead of the last.
      */
-    static String trialTag(String benchmark, java.util.SortedMap<String, String> params) {
-        StringBuilder s = new StringBuilder(benchmark);
-        params.forEach((k, v) -> s.append('-').append(k).append('_').append(v));
-        return s.toString().replaceAll("[^A-Za-z0-9._-]", "_");
-    }
-
     /**
      * Rank 0 records the fabric facts of the run; every rank with a GPU records its GPU (which
      * one, shared or not), and device buffers say how they were registered.

@@ -15,7 +15,7 @@ class IpcSetupTest {
     @Test
     void withoutAGpuSetupEndsWithTheReason() {
         assumeTrue(Cuda.unavailableReason().isPresent(), "this machine has CUDA");
-        BenchmarkSetupException e = assertThrows(BenchmarkSetupException.class, () -> IpcRig.open("key", 0, 16));
+        BenchmarkSetupException e = assertThrows(BenchmarkSetupException.class, () -> IpcRig.open("key", "tag", 0, 16));
         assertEquals(Cuda.unavailableReason().get(), e.getMessage());
         assertTrue(e.getMessage().startsWith("no CUDA driver") || e.getMessage().startsWith("CUDA driver"), e.getMessage());
         assertEquals(0, e.getStackTrace().length, "setup errors carry no stack trace");

@@ -18,7 +18,7 @@ import io.efabench.report.Provenance;
 class TrialProvenanceTest {
 
     private static String tag(String channels) {
-        return TrialProvenance.trialTag("WriteBenchmark", new TreeMap<>(Map.of("config", "SinglePin", "channels", channels,
+        return TrialKey.tag("WriteBenchmark", new TreeMap<>(Map.of("config", "SinglePin", "channels", channels,
                 "size", "64K")));
     }
 
@@ -26,7 +26,7 @@ class TrialProvenanceTest {
     void eachTrialHasItsOwnFragmentAndTheMergeKeepsBoth(@TempDir Path run) {
         assertEquals("WriteBenchmark-channels_2-config_SinglePin-size_64K", tag("2"));
         assertNotEquals(tag("2"), tag("1"));
-        assertEquals("B-p_a_b_c", TrialProvenance.trialTag("B", new TreeMap<>(Map.of("p", "a/b c"))), "a file name");
+        assertEquals("B-p_a_b_c", TrialKey.tag("B", new TreeMap<>(Map.of("p", "a/b c"))), "a file name");
         Provenance.writeFragment(run, "fabric-" + tag("2"), Map.of("channels", 2, "provider", "tcp"));
         Provenance.writeFragment(run, "fabric-" + tag("1"), Map.of("channels", 1, "provider", "tcp"));
         var merged = Provenance.merge(run);
