@@ -4,7 +4,6 @@ import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.LocalCompletions;
-import io.efabench.harness.engine.OpPlan;
 import io.efabench.harness.engine.OpPlan.Layout;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.engine.WriteEngine;
@@ -26,17 +25,7 @@ import io.efabench.harness.engine.WriteEngine;
  * pass reads {@code slots} rounds through the same pipeline, each target slot filled with the
  * pattern of (target, 0, its round), and rank 0 checks every byte it read.
  */
-public final class ReadRounds implements Rounds, RoundPipeline.Port, WriteEngine.Sink {
-    public static final int MAX_WINDOW = WriteRounds.MAX_WINDOW;
-
-    private final FabricTrial t;
-    private final Layout layout;
-    private final long size;
-    private final int window;
-    private final int slots;
-    private final int targets;
-    /** Rank 0's plan (Write's layouts), adopted by every rank. */
-    private final OpPlan plan;
+public final class ReadRounds extends OneToManyRounds implements RoundPipeline.Port, WriteEngine.Sink {
     /** Rank 0: where the reads land; a target: what it serves. */
     private final TrialBuffer buffer;
     private final MemoryRegion[] bufferMr;
@@ -54,24 +43,11 @@ public final class ReadRounds implements Rounds, RoundPipeline.Port, WriteEngine
     private int peerInFlight = -1;
 
     public ReadRounds(FabricTrial t, Layout layout, long size, int windowParam, String slotsParam) {
-        this.t = t;
-        this.layout = layout;
-        this.size = size;
-        if (windowParam < 1 || windowParam > MAX_WINDOW) {
-            throw new BenchmarkSetupException("window=" + windowParam + ": must be from 1 to " + MAX_WINDOW + " rounds");
-        }
-        if (layout == Layout.MULTI && size < t.channelCount()) {
-            throw new BenchmarkSetupException("size " + size + " B cannot be split across " + t.channelCount() + " channels");
-        }
-        targets = t.size - 1;
-        slots = Footprint.slots(slotsParam, windowParam, size * targets);
-        window = Footprint.roundsInFlight(windowParam, slots);
+        super(t, layout, size, windowParam, slotsParam, "read");
         // Rank 0 receives slots x targets blocks; a target serves slots blocks.
         buffer = t.buffer(Footprint.bufferBytes(slots, t.rank == 0 ? size * targets : size));
         bufferMr = buffer.regions();
         sourceOf = t.exchange("read source regions", bufferMr);
-        byte[] mine = t.rank == 0 ? OpPlan.write(t, layout, size).encode() : new byte[0];
-        plan = OpPlan.decode(t.group.allgather("read op plan", mine, t.timeout).get(0));
         deadline = new Deadline(t.group, t.timeout);
         if (t.rank == 0) {
             int[] contexts = plan.perChannel(t.channelCount());
@@ -104,47 +80,6 @@ public final class ReadRounds implements Rounds, RoundPipeline.Port, WriteEngine
                 buffer.corrupt((long) slot * size + corruptOffset);
             }
         }
-    }
-
-    @Override
-    public long bytesPerInvocation() {
-        return size * targets * window;
-    }
-
-    /** Transfers one invocation runs in sequence: one per target, or one for all in ROUND_ROBIN. */
-    @Override
-    public int transfersPerInvocation() {
-        return layout == Layout.ROUND_ROBIN ? 1 : targets;
-    }
-
-    @Override
-    public boolean invocationIsLatency() {
-        return window == 1;
-    }
-
-    @Override
-    public int slots() {
-        return slots;
-    }
-
-    @Override
-    public int roundsInFlight() {
-        return window;
-    }
-
-    /** Link speed of the channels one sequential transfer uses. */
-    @Override
-    public double linkGbps() {
-        int[] used = new int[plan.groupStart[1] - plan.groupStart[0]];
-        for (int i = 0; i < used.length; i++) {
-            used[i] = plan.channel[plan.groupStart[0] + i];
-        }
-        return t.linkGbps(used);
-    }
-
-    @Override
-    public double seedLinkGbps() {
-        return t.seedLinkGbps(layout);
     }
 
     @Override

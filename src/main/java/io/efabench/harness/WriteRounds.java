@@ -2,7 +2,6 @@ package io.efabench.harness;
 
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
-import io.efabench.harness.engine.OpPlan;
 import io.efabench.harness.engine.OpPlan.Layout;
 
 /**
@@ -23,22 +22,12 @@ import io.efabench.harness.engine.OpPlan.Layout;
  * {@code ackEvery} rounds (LOCAL: credits / 2; REMOTE: W, the window's last round). After every iteration a checked pass of {@code slots} rounds runs
  * through the same pipeline, each slot with the pattern of (0, target, its round).
  */
-public final class WriteRounds implements Rounds {
+public final class WriteRounds extends OneToManyRounds {
     /** Rounds a target may lag behind in LOCAL mode with a window under 16. */
     static final int LOCAL_CREDITS = 16;
-    public static final int MAX_WINDOW = 256;
-
-    final FabricTrial t;
-    final Layout layout;
     final boolean remote;
-    final long size;
-    final int window;
-    final int slots;
     final int credits;
     final int ackEvery;
-    final int targets;
-    /** The leader's plan, adopted by every rank (targets whose NICs differ still expect exactly the leader's ops). */
-    final OpPlan plan;
 
     // Test hooks (docs/DESIGN.md), read once at setup.
     final long corruptOffset = TestHooks.integer("EFABENCH_CORRUPT_OFFSET");
@@ -58,20 +47,8 @@ public final class WriteRounds implements Rounds {
      */
     public WriteRounds(FabricTrial t, Layout layout, boolean remote, long size, int windowParam, boolean inject,
             String slotsParam) {
-        this.t = t;
-        this.layout = layout;
+        super(requireImmediates(t), layout, size, windowParam, slotsParam, "write");
         this.remote = remote;
-        this.size = size;
-        if (windowParam < 1 || windowParam > MAX_WINDOW) {
-            throw new BenchmarkSetupException("window=" + windowParam + ": must be from 1 to " + MAX_WINDOW + " rounds");
-        }
-        Immediate.requireCarried(t.channels(), t.size);
-        if (layout == Layout.MULTI && size < t.channelCount()) {
-            throw new BenchmarkSetupException("size " + size + " B cannot be split across " + t.channelCount() + " channels");
-        }
-        this.targets = t.size - 1;
-        this.slots = Footprint.slots(slotsParam, windowParam, size * targets);
-        this.window = Footprint.roundsInFlight(windowParam, slots);
         this.credits = remote ? window : Math.max(LOCAL_CREDITS, window);
         // REMOTE: one ack per window (its last round asks for it anyway); LOCAL: twice per credit span.
         this.ackEvery = remote ? window : Math.max(1, credits / 2);
@@ -80,8 +57,6 @@ public final class WriteRounds implements Rounds {
         TrialBuffer src = t.rank == 0 ? t.buffer(Footprint.bufferBytes(slots, size * targets)) : null;
         TrialBuffer dst = t.buffer(t.rank == 0 ? 4096 : Footprint.bufferBytes(slots, size));
         var dstOf = t.exchange("write target regions", dst.regions());
-        byte[] mine = t.rank == 0 ? OpPlan.write(t, layout, size).encode() : new byte[0];
-        plan = OpPlan.decode(t.group.allgather("write op plan", mine, t.timeout).get(0));
         if (t.rank == 0) {
             leader = new WriteLeader(this, src, dstOf, inject);
             target = null;
@@ -89,6 +64,12 @@ public final class WriteRounds implements Rounds {
             leader = null;
             target = new WriteTarget(this, dst);
         }
+    }
+
+    /** Writes carry the immediates a target counts: refused before anything is opened where they cannot. */
+    private static FabricTrial requireImmediates(FabricTrial t) {
+        Immediate.requireCarried(t.channels(), t.size);
+        return t;
     }
 
     /**
@@ -104,48 +85,6 @@ public final class WriteRounds implements Rounds {
     @Override
     public int peerInFlight() {
         return leader != null ? leader.peerInFlight() : 0;
-    }
-
-    /** One invocation is a window of rounds, each {@code size} to every target. */
-    @Override
-    public long bytesPerInvocation() {
-        return size * targets * window;
-    }
-
-    /** Transfers one invocation runs in sequence: one per target, or one for all in ROUND_ROBIN. */
-    @Override
-    public int transfersPerInvocation() {
-        return layout == Layout.ROUND_ROBIN ? 1 : targets;
-    }
-
-    @Override
-    public boolean invocationIsLatency() {
-        return window == 1;
-    }
-
-    @Override
-    public int slots() {
-        return slots;
-    }
-
-    @Override
-    public int roundsInFlight() {
-        return window;
-    }
-
-    /** Link speed of the channels one sequential transfer uses. */
-    @Override
-    public double linkGbps() {
-        int[] used = new int[plan.groupStart[1] - plan.groupStart[0]];
-        for (int i = 0; i < used.length; i++) {
-            used[i] = plan.channel[plan.groupStart[0] + i];
-        }
-        return t.linkGbps(used);
-    }
-
-    @Override
-    public double seedLinkGbps() {
-        return t.seedLinkGbps(layout);
     }
 
     @Override

@@ -1,7 +1,5 @@
 package io.efabench.it;
 
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
@@ -175,22 +173,7 @@ class ChecksIT {
     }
 
     private static void assertAllFail(Ranks r, String regex) throws Exception {
-        Integer[] codes = r.await(240);
-        String logs = r.allLogs();
-        for (Integer c : codes) {
-            assertNotNull(c, "a rank hung:\n" + logs);
-            assertNotEquals(0, c, logs);
-        }
-        assertTrue(java.util.regex.Pattern.compile(regex).matcher(logs).find(), "expected /" + regex + "/:\n" + logs);
-        // Issue 22: ranks that fail a trial (no JMH teardown, endpoints never closed) leave no shm region.
-        try (var files = java.nio.file.Files.newDirectoryStream(java.nio.file.Path.of("/dev/shm"), "[0-9]*:[0-9]*:[0-9]*")) {
-            for (java.nio.file.Path f : files) {
-                long pid = Long.parseLong(f.getFileName().toString().split(":")[0]);
-                assertTrue(ProcessHandle.of(pid).isPresent()
-                        || java.nio.file.Files.getLastModifiedTime(f).toInstant().isBefore(r.started),
-                        "a failed rank left its shm region " + f);
-            }
-        }
+        r.assertAllFail(regex);
     }
 
 }

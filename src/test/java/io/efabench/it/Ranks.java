@@ -212,4 +212,28 @@ final class Ranks {
         }
         return sb.toString();
     }
+
+    /**
+     * Waits for every rank and asserts each failed (non-zero, none hung) with a line matching
+     * {@code regex} somewhere in the logs, and that no failed rank left its shm region (issue 22:
+     * ranks that fail a trial run no JMH teardown, so their endpoints are never closed).
+     */
+    void assertAllFail(String regex) throws Exception {
+        Integer[] codes = await(240);
+        String logs = allLogs();
+        for (Integer c : codes) {
+            org.junit.jupiter.api.Assertions.assertNotNull(c, "a rank hung:\n" + logs);
+            org.junit.jupiter.api.Assertions.assertNotEquals(0, c, logs);
+        }
+        org.junit.jupiter.api.Assertions.assertTrue(java.util.regex.Pattern.compile(regex).matcher(logs).find(),
+                "expected /" + regex + "/:\n" + logs);
+        try (var files = java.nio.file.Files.newDirectoryStream(java.nio.file.Path.of("/dev/shm"), "[0-9]*:[0-9]*:[0-9]*")) {
+            for (java.nio.file.Path f : files) {
+                long pid = Long.parseLong(f.getFileName().toString().split(":")[0]);
+                org.junit.jupiter.api.Assertions.assertTrue(ProcessHandle.of(pid).isPresent()
+                        || java.nio.file.Files.getLastModifiedTime(f).toInstant().isBefore(started),
+                        "a failed rank left its shm region " + f);
+            }
+        }
+    }
 }

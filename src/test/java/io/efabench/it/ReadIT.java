@@ -1,7 +1,5 @@
 package io.efabench.it;
 
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
@@ -55,7 +53,7 @@ class ReadIT {
                         env.put("EFABENCH_CORRUPT_OFFSET", "777");
                     }
                 });
-        assertAllFail(r, "rank 0: corrupted byte at offset 777 of round \\d+ from rank 2: .*\\(read from rank 2, slot \\d+ of 4,");
+        r.assertAllFail("rank 0: corrupted byte at offset 777 of round \\d+ from rank 2: .*\\(read from rank 2, slot \\d+ of 4,");
     }
 
     /**
@@ -69,19 +67,9 @@ class ReadIT {
         List<String> deep = Ranks.quick("ReadBenchmark", "-p", "size=64K", "-p", "config=SinglePin", "-p", "window=8");
         Ranks r = Ranks.start(tmp.resolve("deep"), 3, "shm", deep,
                 (rank, cmd, env) -> env.put("EFABENCH_TEST_PIPELINE_FAULT", fault));
-        assertAllFail(r, "rank 0: corrupted byte at offset \\d+ of round \\d+ from rank [12]: .*\\(read from rank [12], slot \\d+ of 8,");
+        r.assertAllFail("rank 0: corrupted byte at offset \\d+ of round \\d+ from rank [12]: .*\\(read from rank [12], slot \\d+ of 8,");
         List<String> one = Ranks.quick("ReadBenchmark", "-p", "size=64K", "-p", "config=SinglePin", "-p", "window=1");
         Ranks.start(tmp.resolve("one"), 3, "shm", one,
                 (rank, cmd, env) -> env.put("EFABENCH_TEST_PIPELINE_FAULT", fault)).awaitClean(240);
-    }
-
-    private static void assertAllFail(Ranks r, String regex) throws Exception {
-        Integer[] codes = r.await(240);
-        String logs = r.allLogs();
-        for (Integer c : codes) {
-            assertNotNull(c, "a rank hung:\n" + logs);
-            assertNotEquals(0, c, logs);
-        }
-        assertTrue(java.util.regex.Pattern.compile(regex).matcher(logs).find(), "expected /" + regex + "/:\n" + logs);
     }
 }
