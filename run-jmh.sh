@@ -464,8 +464,12 @@ start_leader() {  # start_leader LOG CMD... (env already exported by the caller'
     PIPE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/run-jmh.XXXXXX") || die 1 "cannot create a temporary folder"
     trap 'rm -rf "$PIPE_DIR"' EXIT
     mkfifo "$PIPE_DIR/rank0" || die 1 "cannot create a pipe in $PIPE_DIR"
-    # The view counts the forks JMH will run for these arguments (JMH's own list and parser).
-    tee -a "$log" <"$PIPE_DIR/rank0" | "$JAVA" -cp "$JAR" io.efabench.launch.LeaderView view "$(rel "$log")" "${JMH_ARGS[@]}" &
+    # The view counts the forks JMH will run for these arguments (JMH's own list and parser); a jar
+    # from before it (EFABENCH_JAR) shows rank 0's output as it is.
+    local view=(cat)
+    jar_has_class io.efabench.launch.LeaderView &&
+        view=("$JAVA" -cp "$JAR" io.efabench.launch.LeaderView view "$(rel "$log")" "${JMH_ARGS[@]}")
+    tee -a "$log" <"$PIPE_DIR/rank0" | "${view[@]}" &
     FILTER_PID=$!
     "${RANK_WRAPPER[@]}" "$@" >"$PIPE_DIR/rank0" 2>&1 &
     RANK_PIDS[0]=$!
