@@ -62,7 +62,6 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
             local = null;
             pipeline = null;
             buffer.fill(t.rank, 0, 0); // what the timed rounds read: any bytes would do; the checked pass refills
-
         }
     }
 
