@@ -20,13 +20,6 @@
 set -uo pipefail
 set +m
 
-# The quick default suite: what a bare ./run-jmh.sh runs (a few minutes on a 2-core laptop).
-# shellcheck disable=SC2054  # the commas belong to JMH's -p list
-DEFAULT_SUITE=(SendRecvBenchmark WriteBenchmark -p size=4K,64K,1M,16M -wi 1 -w 1s -i 3 -r 1s -f 1)
-# Where no GPU is visible, the device configs (SingleDevice, *DMA) cannot run, and JMH's -p
-# applies to every benchmark while the two benchmarks' config names differ: the quick suite
-# then runs the host configs as two JMH runs, one per benchmark, merged into one run folder.
-HOST_SUITES=("SendRecvBenchmark -p config=SingleHost" "WriteBenchmark -p config=SinglePin,MultiPin,RoundRobinPin")
 RUN_SUFFIX=""
 DEFER_REPORT=""   # set while a command's suites run one after the other: one report at the end
 LAST_RUN_DIR=""   # the run folder of the last suite run
@@ -71,8 +64,8 @@ usage: ./run-jmh.sh [--ranks N] [--provider P] [--profile] [JMH args...]
   --             end of launcher options; everything after goes to JMH
 
 JMH options use one dash (-p size=1M, -wi 1, -i 3, -f 1, -l to list, -h for JMH's help).
-With no JMH arguments: ${DEFAULT_SUITE[*]}
-  (where no GPU is visible: the host configs, ${HOST_SUITES[0]}, then ${HOST_SUITES[1]}, in one run folder)
+With no JMH arguments: the quick suite, SendRecvBenchmark and WriteBenchmark at 4K-16M (README);
+  where no GPU is visible their host configs, one after the other, in one run folder.
 EOF
 }
 
@@ -897,34 +890,41 @@ main() {
     if is_info_only "${JMH_ARGS[@]}"; then
         exec "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${JMH_ARGS[@]}"
     fi
-    if ((${#JMH_ARGS[@]})); then
-        gpu_visible || skip_device_configs
-        run_suite "$source" "$ranks" "$provider" "$profile"
-    elif gpu_visible; then
-        JMH_ARGS=("${DEFAULT_SUITE[@]}")
-        run_suite "$source" "$ranks" "$provider" "$profile"
-    else
-        note "no GPU visible here: the quick suite runs the host configs, SendRecvBenchmark and WriteBenchmark one after the other, into one run folder"
-        local suite words first=""
-        DEFER_REPORT=yes
-        for suite in "${HOST_SUITES[@]}"; do
-            read -ra words <<<"$suite"
-            JMH_ARGS=("${words[@]}" "${DEFAULT_SUITE[@]:2}")
-            if [[ -n $first ]]; then  # a folder of its own while it runs, merged into the first after
-                RUN_SUFFIX=-${words[0],,}
-                RUN_SUFFIX=${RUN_SUFFIX%benchmark}
-            fi
-            run_suite "$source" "$ranks" "$provider" "$profile"
-            if [[ -z $first ]]; then
-                first=$LAST_RUN_DIR
-            else
-                merge_run "$first" "$LAST_RUN_DIR" "$source" "${RUN_SUFFIX#-}"
-            fi
-        done
-        RUN_SUFFIX=""
-        if [[ -z $source || $CLUSTER_RANK == 0 ]]; then
-            report_run "$first" || die 1 "the report failed for $(rel "$first")"
+    run_planned_suites "$source" "$ranks" "$provider" "$profile"
+}
+
+# Java plans the command's JMH runs (io.efabench.launch.Suites: the user's arguments, with the
+# host configs where no GPU is visible, or the quick suite) as NUL-ended tokens: the number of
+# suites, then "note" TEXT and "suite" TAG N ARGS... A later suite gets a run folder of its own (-TAG) while it runs and joins
+# the first one's after; the report then covers them all.
+run_planned_suites() {  # run_planned_suites SOURCE RANKS PROVIDER PROFILE
+    local answer tokens=() i=1 n first="" suites
+    answer=$(mktemp "${TMPDIR:-/tmp}/efabench-suites.XXXXXX") || die 1 "cannot create a temporary file"
+    "$JAVA" "${RANK_JVM_FLAGS[@]}" -cp "$JAR" io.efabench.launch.Suites "${JMH_ARGS[@]}" >"$answer" || exit 2
+    mapfile -d '' -t tokens <"$answer"
+    rm -f -- "$answer"
+    suites=${tokens[0]:-0}
+    ((suites > 1)) && DEFER_REPORT=yes
+    while ((i < ${#tokens[@]})); do
+        if [[ ${tokens[i]} == note ]]; then
+            note "${tokens[i + 1]}"
+            i=$((i + 2))
+            continue
         fi
+        RUN_SUFFIX=${tokens[i + 1]:+-${tokens[i + 1]}}
+        n=${tokens[i + 2]}
+        JMH_ARGS=("${tokens[@]:i+3:n}")
+        i=$((i + 3 + n))
+        run_suite "$1" "$2" "$3" "$4"
+        if [[ -z $first ]]; then
+            first=$LAST_RUN_DIR
+        else
+            merge_run "$first" "$LAST_RUN_DIR" "$1" "${RUN_SUFFIX#-}"
+        fi
+    done
+    RUN_SUFFIX=""
+    if ((suites > 1)) && [[ -z $1 || $CLUSTER_RANK == 0 ]]; then
+        report_run "$first" || die 1 "the report failed for $(rel "$first")"
     fi
 }
 
@@ -960,23 +960,6 @@ run_suite() {
     else
         run_local "${ranks:-$DEFAULT_RANKS}" "${provider:-${FI_PROVIDER:-tcp}}" "$profile"
     fi
-}
-
-# No GPU visible: where the user named no config, Java names the selected benchmarks' host
-# configs; they run and the device ones (which would fail their trial and end the run) do not.
-skip_device_configs() {
-    local out lines
-    jar_has_class io.efabench.launch.Launch || return 0
-    out=$(launch_ask hostconfigs "${JMH_ARGS[@]}") || exit 2
-    [[ -n $out ]] || return 0
-    mapfile -t lines <<<"$out"
-    note "no GPU visible here: skipping the device configs (${lines[1]//,/, }); running -p config=${lines[0]}"
-    JMH_ARGS+=(-p "config=${lines[0]}")
-}
-
-# Java answers: is a GPU visible to this process (CUDA driver loaded, one device or more)?
-gpu_visible() {
-    "$JAVA" "${RANK_JVM_FLAGS[@]}" -cp "$JAR" io.efabench.harness.TrialGpu >/dev/null 2>&1
 }
 
 main "$@"
