@@ -271,30 +271,8 @@ free_port() {  # a port nobody listens on, below the kernel's ephemeral range
     return 1
 }
 
-new_run_id() {
-    local id
-    id=$(date +%Y%m%d-%H%M%S)$RUN_SUFFIX
-    local n=1 try=$id
-    while [[ -e $RESULTS/$try ]]; do
-        n=$((n + 1))
-        try=$id-$n
-    done
-    echo "$try"
-}
-
-cluster_run_id() {
-    if [[ -n ${EFABENCH_RUN_ID:-} ]]; then
-        echo "$EFABENCH_RUN_ID$RUN_SUFFIX"
-    elif [[ -n ${SLURM_JOB_ID:-} ]]; then
-        echo "slurm-$SLURM_JOB_ID${SLURM_STEP_ID:+.$SLURM_STEP_ID}$RUN_SUFFIX"
-    elif [[ -n ${TORCHELASTIC_RUN_ID:-} && $TORCHELASTIC_RUN_ID != none ]]; then
-        echo "torchrun-$TORCHELASTIC_RUN_ID$RUN_SUFFIX"
-    elif [[ -n ${OMPI_MCA_ess_base_jobid:-} ]]; then
-        # every rank of one mpirun sees the same job id: one run folder, whatever second each rank starts in
-        echo "openmpi-$OMPI_MCA_ess_base_jobid$RUN_SUFFIX"
-    else
-        echo "$(date +%Y%m%d-%H%M%S)$RUN_SUFFIX"
-    fi
+run_folder_name() {  # run_folder_name local|cluster: the run folder's name (Java's: RunIds; a job's ranks agree on it)
+    "$JAVA" -cp "$JAR" io.efabench.launch.Launch runid "$1" "$RESULTS" "$RUN_SUFFIX" || die 1 "cannot name the run folder"
 }
 
 write_provenance() {  # write_provenance RUN_DIR MODE RANKS PROVIDER HOSTS...: Java writes provenance/launcher.json
@@ -519,7 +497,7 @@ run_local() {
     else
         port=$(free_port) || die 1 "found no free TCP port on 127.0.0.1 for the rendezvous"
     fi
-    run_id=$(new_run_id)
+    run_id=$(run_folder_name local) || exit 1
     run_dir=$RESULTS/$run_id
     mkdir -p "$run_dir/logs" "$run_dir/followers" "$run_dir/provenance" || die 1 "cannot create $run_dir"
     write_provenance "$run_dir" local "$ranks" "$provider" "$(hostname)"
@@ -624,7 +602,7 @@ run_cluster() {  # the launcher, this process's rank and the world size as Java 
     local source=$1 provider=$2 profile=$3
     local rank=$CLUSTER_RANK world=$CLUSTER_WORLD run_id run_dir log rc
     [[ -n $provider ]] && export FI_PROVIDER=$provider
-    run_id=$(cluster_run_id)
+    run_id=$(run_folder_name cluster) || exit 1
     run_dir=$RESULTS/$run_id
     mkdir -p "$run_dir/logs" "$run_dir/followers" "$run_dir/provenance" || die 1 "cannot create $run_dir"
     export EFABENCH_RUN_DIR=$run_dir

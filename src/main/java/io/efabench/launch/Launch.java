@@ -34,6 +34,7 @@ import io.efabench.report.Provenance;
  *   <li>{@code hostconfigs JMH_ARGS...}: asked where no GPU is visible. Nothing when the user named
  *       configs or no selected benchmark has a device config; else two lines, the host configs
  *       to run ({@code -p config=} value) and the device configs skipped.</li>
+ *   <li>{@code runid local|cluster RESULTS [SUFFIX]}: the run folder's name ({@link RunIds}).</li>
  *   <li>{@code profileargs JAR_DIR RUN_DIR JMH_ARGS...}: rank 0's arguments under {@code --profile}
  *       ({@link ProfileArgs}), each ended by a NUL byte.</li>
  *   <li>{@code merge INTO_JSON FROM_JSON}: appends FROM's JMH results to INTO's, for the suites
@@ -68,6 +69,7 @@ public final class Launch {
                     System.out.println(String.join(",", h.skipped()));
                 }
             }
+            case "runid" -> System.out.println(RunIds.answer(Arrays.copyOfRange(args, 1, args.length)));
             case "profileargs" -> {
                 try {
                     ProfileArgs.print(Arrays.copyOfRange(args, 1, args.length));
@@ -82,7 +84,7 @@ public final class Launch {
                 mergeResults(Path.of(args[1]), Path.of(args[2]));
             }
             default -> throw new IllegalArgumentException("unknown command '" + args[0]
-                    + "' (rank, provenance, forks, check, hostconfigs, profileargs, merge)");
+                    + "' (rank, provenance, forks, check, hostconfigs, runid, profileargs, merge)");
         }
         return 0;
     }
