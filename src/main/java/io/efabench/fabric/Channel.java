@@ -55,7 +55,6 @@ public final class Channel implements AutoCloseable {
                     ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG),
             Linker.Option.critical(false));
 
-
     private final NicInfo nic;
     private final long mrMode;
     /**
@@ -98,8 +97,6 @@ public final class Channel implements AutoCloseable {
     private final MessageDescriptors.Msg recvMsg;
     private final MessageDescriptors.Rma writeMsg;
     private final MessageDescriptors.Rma readMsg;
-    /** Where the completion queue keeps its error entry: lives as long as this channel. */
-    private final Arena arena;
     /** This channel's line on the call board: which provider call its thread is inside. */
     private final CallBoard.Slot calls;
 
@@ -113,7 +110,7 @@ public final class Channel implements AutoCloseable {
         this.cqDataMask = nic.cqDataSize() >= 8 ? -1L : (1L << (8 * nic.cqDataSize())) - 1;
         // An automatic arena: owned by this channel alone, freed when the channel is unreachable,
         // and as cheap to pass to a critical downcall as global memory.
-        arena = Arena.ofAuto();
+        Arena arena = Arena.ofAuto();
         contexts = arena.allocate(CONTEXT_SIZE * CONTEXT_SLOTS, 64);
         contextBase = contexts.address();
         sendMsg = new MessageDescriptors.Msg(arena, passDescriptors);
@@ -176,7 +173,7 @@ public final class Channel implements AutoCloseable {
             domain = out.get(ValueLayout.ADDRESS, 0).reinterpret(fid_domain.sizeof());
             MemorySegment domainOps = fid_domain.ops(domain).reinterpret(fi_ops_domain.sizeof());
 
-            cq = CompletionQueue.open(domain, domainOps, depth, where, this.arena, nic, calls, contextBase, CONTEXT_SIZE);
+            cq = CompletionQueue.open(domain, domainOps, depth, where, nic, calls, contextBase);
 
             MemorySegment avAttr = arena.allocate(fi_av_attr.layout());
             fi_av_attr.type(avAttr, fi_domain_attr.av_type(fi_info.domain_attr(info)));
@@ -429,10 +426,7 @@ public final class Channel implements AutoCloseable {
                         long data, boolean withData, int ctx) {
         checkLocal(mr, off, len);
         checkContext(ctx);
-        if (targetOffset < 0 || len > target.length() - targetOffset) {
-            throw new IndexOutOfBoundsException("write of " + len + " bytes at offset " + targetOffset
-                    + " exceeds the remote region of " + target.length() + " bytes");
-        }
+        checkRemote("write", target, targetOffset, len);
         MemorySegment msg = writeMsg.set(mr.address() + off, len, mr.desc(), dest, target.base() + targetOffset, target.key(),
                 context(ctx), data);
         return posted(call(CallBoardLayout.WRITE, writeFn, ep, msg, flags(withData)), CallBoardLayout.WRITE, ctx);
@@ -446,10 +440,7 @@ public final class Channel implements AutoCloseable {
     public int tryRead(MemoryRegion mr, long off, long len, long dest, RemoteRegion source, long sourceOffset, int ctx) {
         checkLocal(mr, off, len);
         checkContext(ctx);
-        if (sourceOffset < 0 || len > source.length() - sourceOffset) {
-            throw new IndexOutOfBoundsException("read of " + len + " bytes at offset " + sourceOffset
-                    + " exceeds the remote region of " + source.length() + " bytes");
-        }
+        checkRemote("read", source, sourceOffset, len);
         MemorySegment msg = readMsg.set(mr.address() + off, len, mr.desc(), dest, source.base() + sourceOffset, source.key(),
                 context(ctx), 0);
         return posted(call(CallBoardLayout.READ, readFn, ep, msg, Fi.COMPLETION), CallBoardLayout.READ, ctx);
@@ -487,7 +478,7 @@ public final class Channel implements AutoCloseable {
      * is also what drives progress for providers with manual progress.
      */
     public int poll(Completion c) {
-        return read(c, 1);
+        return cq.read(c, 1);
     }
 
     /**
@@ -497,11 +488,7 @@ public final class Channel implements AutoCloseable {
      * with {@link Completion#select}); errors as {@link #poll}.
      */
     public int pollBatch(Completion c) {
-        return read(c, Completion.READ_COUNT);
-    }
-
-    private int read(Completion c, long count) {
-        return cq.read(c, count);
+        return cq.read(c, Completion.READ_COUNT);
     }
 
     /** The address of context slot {@code ctx}: what a completion hands back as op_context. */
@@ -532,6 +519,13 @@ public final class Channel implements AutoCloseable {
         if (off < 0 || len < 0 || len > mr.length() - off) {
             throw new IndexOutOfBoundsException(len + " bytes at offset " + off + " exceed the region of "
                     + mr.length() + " bytes");
+        }
+    }
+
+    private static void checkRemote(String op, RemoteRegion remote, long offset, long len) {
+        if (offset < 0 || len > remote.length() - offset) {
+            throw new IndexOutOfBoundsException(op + " of " + len + " bytes at offset " + offset
+                    + " exceeds the remote region of " + remote.length() + " bytes");
         }
     }
 

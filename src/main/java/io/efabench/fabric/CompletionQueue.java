@@ -29,29 +29,29 @@ final class CompletionQueue {
     private final CallBoard.Slot calls;
     /** Address of the channel's context slot 0: an op context's slot is its distance from here. */
     private final long contextBase;
-    private final long contextBytes;
 
-    private CompletionQueue(MemorySegment cq, Arena arena, NicInfo nic, CallBoard.Slot calls, long contextBase,
-            long contextBytes) {
+    private CompletionQueue(MemorySegment cq, NicInfo nic, CallBoard.Slot calls, long contextBase) {
         this.cq = cq;
         MemorySegment ops = fid_cq.ops(cq).reinterpret(fi_ops_cq.sizeof());
         this.readFn = fi_ops_cq.read(ops);
         this.readErrFn = fi_ops_cq.readerr(ops);
         this.strerrorFn = fi_ops_cq.strerror(ops);
+        // An automatic arena, as the channel's structs: freed when the queue is unreachable.
+        Arena arena = Arena.ofAuto();
         this.errEntry = arena.allocate(fi_cq_err_entry.layout());
         this.errText = arena.allocate(256);
         this.nic = nic;
         this.calls = calls;
         this.contextBase = contextBase;
-        this.contextBytes = contextBytes;
     }
 
     /**
      * fi_cq_open on {@code domain} with room for at least {@code depth} entries (local completions
-     * and remote-CQ-data arrivals can both be outstanding); {@code arena} holds the error entry.
+     * and remote-CQ-data arrivals can both be outstanding); {@code contextBase} is the channel's
+     * context slot 0.
      */
-    static CompletionQueue open(MemorySegment domain, MemorySegment domainOps, int depth, String where, Arena arena,
-            NicInfo nic, CallBoard.Slot calls, long contextBase, long contextBytes) {
+    static CompletionQueue open(MemorySegment domain, MemorySegment domainOps, int depth, String where, NicInfo nic,
+            CallBoard.Slot calls, long contextBase) {
         try (Arena call = Arena.ofConfined()) {
             MemorySegment attr = call.allocate(fi_cq_attr.layout());
             fi_cq_attr.size(attr, Math.max(2L * depth, 128));
@@ -61,7 +61,7 @@ final class CompletionQueue {
             Fi.check("fi_cq_open" + where, fi_ops_domain.cq_open.invoke(fi_ops_domain.cq_open(domainOps),
                     domain, attr, out, MemorySegment.NULL));
             MemorySegment cq = out.get(ValueLayout.ADDRESS, 0).reinterpret(fid_cq.sizeof());
-            return new CompletionQueue(cq, arena, nic, calls, contextBase, contextBytes);
+            return new CompletionQueue(cq, nic, calls, contextBase);
         }
     }
 
@@ -103,7 +103,8 @@ final class CompletionQueue {
         int err = Math.abs(fi_cq_err_entry.err(errEntry)); // positive by the spec; shm 1.17 reports it negated
         int provErrno = fi_cq_err_entry.prov_errno(errEntry);
         long delta = fi_cq_err_entry.op_context(errEntry).address() - contextBase;
-        String ctx = delta >= 0 && delta < Channel.CONTEXT_SLOTS * contextBytes ? "ctx " + (delta / contextBytes) : "no ctx";
+        String ctx = delta >= 0 && delta < Channel.CONTEXT_SLOTS * Channel.CONTEXT_SIZE ? "ctx " + (delta / Channel.CONTEXT_SIZE)
+                : "no ctx";
         String op = (flags & Fi.WRITE) != 0 ? "write" : (flags & Fi.READ) != 0 ? "read" : (flags & Fi.SEND) != 0 ? "send"
                 : (flags & Fi.RECV) != 0 ? "recv" : (flags & Fi.REMOTE_WRITE) != 0 ? "remote write" : "operation";
         String provText = Fi.string(fi_ops_cq.strerror.invoke(strerrorFn, cq, provErrno,
