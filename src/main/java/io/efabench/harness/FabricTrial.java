@@ -69,7 +69,7 @@ public final class FabricTrial implements AutoCloseable {
     private final MetricsSink metrics = MetricsSink.open();
 
     private FabricTrial(BenchmarkParams bp, String channelsParam, int minRanks, MemoryKind memory) {
-        benchmark = simpleName(bp.getBenchmark());
+        benchmark = TrialKey.benchmark(bp);
         this.memory = memory;
         String configParam = bp.getParamsKeys().contains("config") ? bp.getParam("config") : null;
         config = benchmark + (configParam != null ? " config=" + configParam : "");
@@ -235,7 +235,7 @@ public final class FabricTrial implements AutoCloseable {
         iteration++;
         long ms = ip.getTime().convertTo(java.util.concurrent.TimeUnit.MILLISECONDS);
         iterationTime = Duration.ofMillis(Math.max(0, ms));
-        group.barrier("start of iteration " + iteration, timeout.plus(iterationTime));
+        group.barrier("start of iteration " + iteration, waitBudget());
     }
 
     public long iteration() {
@@ -305,7 +305,7 @@ public final class FabricTrial implements AutoCloseable {
      * failure; every rank throws the first failure, so all fail together with the same text.
      */
     public void verdicts(String what, String mine) {
-        Verdicts.exchange(group, what, mine, timeout.plus(iterationTime), metrics);
+        Verdicts.exchange(group, what, mine, waitBudget(), metrics);
     }
 
     /**
@@ -349,19 +349,12 @@ public final class FabricTrial implements AutoCloseable {
     @Override
     public void close() {
         try {
-            group.barrier("end of trial", timeout.plus(iterationTime));
+            group.barrier("end of trial", waitBudget());
         } finally {
             resources.closeAll();
             group.close();
-            // Traffic stays published: JMH runs profilers' afterIteration for the last
-            // iteration after the trial teardown.
+            // The metrics sink stays the fork's current one: JMH runs profilers' afterIteration
+            // for the last iteration after the trial teardown.
         }
     }
-
-    private static String simpleName(String benchmark) {
-        int m = benchmark.lastIndexOf('.');
-        int c = benchmark.lastIndexOf('.', m - 1);
-        return benchmark.substring(c + 1, m);
-    }
-
 }

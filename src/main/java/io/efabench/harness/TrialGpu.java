@@ -62,15 +62,6 @@ public final class TrialGpu implements AutoCloseable {
         }
     }
 
-    /** For the launcher: exit status 0 when a GPU is visible here, 1 when not (prints why not). */
-    public static void main(String[] args) {
-        boolean present = present();
-        if (!present) {
-            System.out.println(Cuda.unavailableReason().orElse("no GPU visible"));
-        }
-        System.exit(present ? 0 : 1);
-    }
-
     /**
      * The GPU of this rank: local rank k takes visible GPU k when the node has at least as many
      * visible GPUs as local ranks ({@code CUDA_VISIBLE_DEVICES} honoured); with fewer, ranks

@@ -32,11 +32,16 @@ public final class TrialKey {
      * its sorted params, so a later trial of the same run cannot overwrite an earlier one's files.
      */
     public static String tag(BenchmarkParams bp) {
-        String name = bp.getBenchmark();
-        String cls = name.substring(0, name.lastIndexOf('.'));
         java.util.SortedMap<String, String> params = new java.util.TreeMap<>();
         bp.getParamsKeys().forEach(k -> params.put(k, bp.getParam(k)));
-        return tag(cls.substring(cls.lastIndexOf('.') + 1), params);
+        return tag(benchmark(bp), params);
+    }
+
+    /** The benchmark class's simple name ({@code WriteBenchmark}), as users write it. */
+    public static String benchmark(BenchmarkParams bp) {
+        String name = bp.getBenchmark();
+        String cls = name.substring(0, name.lastIndexOf('.'));
+        return cls.substring(cls.lastIndexOf('.') + 1);
     }
 
     static String tag(String benchmark, java.util.SortedMap<String, String> params) {

@@ -27,13 +27,7 @@ import io.efabench.report.Provenance;
  *       launcher's provenance fragment ({@code provenance/launcher.json}) through
  *       {@link Provenance}; PROVIDER "-" for none; the command line comes from
  *       {@code EFABENCH_COMMAND_LINE}, the checkout from {@code EFABENCH_ROOT}.</li>
- *   <li>{@code forks JMH_ARGS...}: how many forks (warm-up forks included) JMH will start for
- *       these arguments, from JMH's own benchmark list and option parser: the total of the
- *       launcher's "[k/total]" progress line.</li>
  *   <li>{@code check JMH_ARGS...}: refuses a {@code -p config=} value the benchmarks do not take.</li>
- *   <li>{@code hostconfigs JMH_ARGS...}: asked where no GPU is visible. Nothing when the user named
- *       configs or no selected benchmark has a device config; else two lines, the host configs
- *       to run ({@code -p config=} value) and the device configs skipped.</li>
  *   <li>{@code runid local|cluster RESULTS [SUFFIX]}: the run folder's name ({@link RunIds}).</li>
  *   <li>{@code profileargs JAR_DIR RUN_DIR JMH_ARGS...}: rank 0's arguments under {@code --profile}
  *       ({@link ProfileArgs}), each ended by a NUL byte.</li>
@@ -60,15 +54,7 @@ public final class Launch {
         switch (args[0]) {
             case "rank" -> System.out.println(describe(RankEnv.fromEnvironment()));
             case "provenance" -> provenance(Arrays.copyOfRange(args, 1, args.length));
-            case "forks" -> System.out.println(forks(Arrays.copyOfRange(args, 1, args.length)));
             case "check" -> checkParams(Arrays.copyOfRange(args, 1, args.length));
-            case "hostconfigs" -> {
-                HostConfigs h = hostConfigs(Arrays.copyOfRange(args, 1, args.length));
-                if (h != null) {
-                    System.out.println(String.join(",", h.host()));
-                    System.out.println(String.join(",", h.skipped()));
-                }
-            }
             case "runid" -> System.out.println(RunIds.answer(Arrays.copyOfRange(args, 1, args.length)));
             case "profileargs" -> {
                 try {
@@ -84,7 +70,7 @@ public final class Launch {
                 mergeResults(Path.of(args[1]), Path.of(args[2]));
             }
             default -> throw new IllegalArgumentException("unknown command '" + args[0]
-                    + "' (rank, provenance, forks, check, hostconfigs, runid, profileargs, merge)");
+                    + "' (rank, provenance, check, runid, profileargs, merge)");
         }
         return 0;
     }
