@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The GPU-only tests on the GPU machine, which has no Maven: JUnit's console launcher runs the
+# compiled test classes against the jar the ranks run (Ranks' efabench.jar), with the CUDA
+# libfabric on LD_LIBRARY_PATH. Skips print their reason; the exit code is the launcher's.
+# Carry .devcarry with jdk/ (jlink runtime), benchmarks.jar, junit-console.jar
+# (org.junit.platform:junit-platform-console-standalone at the pom's platform version) and
+# test-classes/ (target/test-classes).
+#   usage on the device: [TEST_TIMEOUT=s] docs/perf/gpu-tests.sh CLASS... (e.g. io.efabench.it.DeviceFabricIT)
+set -uo pipefail
+carry=$PWD/.devcarry
+selects=(); for c in "$@"; do selects+=(--select-class "$c"); done
+(( ${#selects[@]} )) || { echo "gpu-tests: name at least one test class" >&2; exit 2; }
+LD_PRELOAD=$carry/jdk/lib/server/libjsig.so timeout "${TEST_TIMEOUT:-540}" "$carry/jdk/bin/java" --enable-native-access=ALL-UNNAMED \
+    -Defabench.jar="$carry/benchmarks.jar" -jar "$carry/junit-console.jar" execute \
+    --disable-banner --disable-ansi-colors --details=flat --class-path "$carry/test-classes:$carry/benchmarks.jar" "${selects[@]}"
