@@ -32,13 +32,14 @@ import io.efabench.rank.RankException;
 import io.efabench.rank.RankGroup;
 
 /**
- * The jar's main class: JMH's {@code Main}, with two differences.
+ * The jar's main class: JMH's {@code Main}, with these differences.
  * <ul>
  *   <li>This JVM watches the call board its forks report into (see {@link CallBoard}), so a fork
  *       stuck inside a libfabric call is killed by a process that has no stuck thread.</li>
  *   <li>A run that stops on a failed trial ({@code -foe true}, what run-jmh.sh passes) still
  *       writes the trials that finished before it to the result file, as JMH would have at the
  *       end; the exit code stays non-zero. JMH writes none in that case.</li>
+ *   <li>So does a run ended by a signal (TERM, INT), from a shutdown hook.</li>
  * </ul>
  * Listing, help and every option are JMH's own.
  */
@@ -68,10 +69,16 @@ public final class Main {
                     + " MALLOC_ARENA_MAX=2, as run-jmh.sh does");
         }
         FinishedTrials finished = new FinishedTrials(jmhOutput(options));
+        // A signal (Slurm's time limit, Ctrl-C, run-jmh.sh stopping the ranks) ends the JVM
+        // before JMH writes its results: the hook writes the trials that finished.
+        Thread onSignal = new Thread(() -> finished.writeTo(options, "was stopped by a signal"), "efabench-finished-trials");
+        Runtime.getRuntime().addShutdownHook(onSignal);
         try {
             new Runner(options, finished).run();
+            Runtime.getRuntime().removeShutdownHook(onSignal);
         } catch (RunnerException e) {
-            finished.writeTo(options);
+            Runtime.getRuntime().removeShutdownHook(onSignal);
+            finished.writeTo(options, "stopped on a failed trial");
             System.err.println(describe(e));
             System.exit(1);
         }
@@ -123,10 +130,11 @@ public final class Main {
         }
 
         /**
-         * After a failed run: the finished trials go where JMH writes its results ({@code -rff},
-         * else {@code jmh-result.<format>}), with a line saying how many. Nothing when none finished.
+         * After a run that {@code ended} early: the finished trials go where JMH writes its results
+         * ({@code -rff}, else {@code jmh-result.<format>}), with a line saying how many. Nothing
+         * when none finished. Synchronized: a signal's hook runs beside the runner's thread.
          */
-        void writeTo(CommandLineOptions options) {
+        synchronized void writeTo(CommandLineOptions options, String ended) {
             if (results.isEmpty()) {
                 return;
             }
@@ -135,14 +143,16 @@ public final class Main {
             Collection<RunResult> runs = new ArrayList<>();
             results.forEach((params, list) -> runs.add(new RunResult(params, list)));
             ResultFormatFactory.getInstance(type, file).writeOut(runs);
-            System.err.println("# efabench: the run stopped on a failed trial; the " + runs.size()
+            System.err.println("# efabench: the run " + ended + "; the " + runs.size()
                     + " trial(s) that finished before it are in " + file);
         }
 
         @Override
         public void endBenchmark(BenchmarkResult result) {
             if (result != null) {
-                results.computeIfAbsent(result.getParams(), p -> new ArrayList<>()).add(result);
+                synchronized (this) {
+                    results.computeIfAbsent(result.getParams(), p -> new ArrayList<>()).add(result);
+                }
             }
             out.endBenchmark(result);
         }

@@ -89,6 +89,33 @@ class LauncherIT {
      * so; also where JAVA_TOOL_OPTIONS is set, as on many clusters (every JVM then notes it on
      * stderr, which the launcher once read as part of Java's answer and failed on).
      */
+    /**
+     * A run stopped by a signal (Slurm's time limit, Ctrl-C) keeps the trials that finished:
+     * TERM to run-jmh.sh while the second trial runs leaves the first in the run folder's JSON
+     * (JMH writes its result file only at the end of the run; it was empty).
+     */
+    @Test
+    void aRunStoppedByASignalKeepsItsFinishedTrials() throws Exception {
+        boolean[] sent = {false};
+        Run r = launch(Map.of(), (out, ranks) -> {
+            if (!sent[0] && out.contains("[2/2] ")) {  // the leader view names the second trial as it starts
+                ProcessHandle.current().children()
+                        .filter(h -> h.info().arguments().map(a -> List.of(a).contains(SCRIPT.toString())).orElse(false))
+                        .forEach(h -> sent[0] = h.destroy());  // SIGTERM
+            }
+        }, "--ranks", "2", "LauncherProbe", "-p", "size=1K,2K", "-wi", "0", "-i", "1", "-r", "20s");
+        assertTrue(sent[0], "the second trial never started:\n" + r.out);
+        assertEquals(143, r.code, r.out);
+        Path json = Files.list(results).filter(Files::isDirectory).filter(d -> Files.exists(d.resolve("jmh.json")))
+                .findFirst().orElseThrow().resolve("jmh.json");
+        String text = Files.readString(json);
+        var trials = com.google.gson.JsonParser.parseString(text).getAsJsonArray();
+        assertEquals(1, trials.size(), text);
+        assertEquals("1K", trials.get(0).getAsJsonObject().getAsJsonObject("params").get("size").getAsString());
+        assertTrue(Files.readString(json.resolveSibling("logs/rank0.log")).contains(
+                "# efabench: the run was stopped by a signal; the 1 trial(s) that finished before it are in"), r.out);
+    }
+
     @Test
     void withoutAGpuTheDeviceConfigsAreSkippedInOneLine() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeFalse(Files.exists(Path.of("/dev/nvidiactl")), "a GPU is visible here");
