@@ -21,11 +21,7 @@
 # JMH options use one dash (-p size=1M, -wi 1, -i 3, -f 1, -l to list, -h for JMH's help).
 # With no JMH arguments: the quick suite, SendRecvBenchmark and WriteBenchmark at 4K-16M (README);
 #   where no GPU is visible their host configs, one after the other, in one run folder.
-# Environment: JAVA_HOME (a JDK 25+), EFABENCH_JAR (the jar), EFABENCH_BUILD_DIR (Maven build
-# folder, default target), EFABENCH_RESULTS (default results), EFABENCH_RUN_ID (run folder
-# name in a cluster), FI_PROVIDER, EFABENCH_PROFILE_EVENT (async-profiler event, default cpu),
-# EFABENCH_GRACE_S (how long the other ranks may take to exit after one ended; default 60 s,
-# or EFABENCH_TIMEOUT_S + 10 when that is larger).
+# Environment: JAVA_HOME, FI_PROVIDER, EFABENCH_* (the table in README.md, "Running one benchmark").
 
 set -uo pipefail
 set +m
@@ -64,35 +60,24 @@ find_java() {  # find_java [javac]: sets JAVA and exports JAVA_HOME; "javac" whe
     local need=${1:-} cand major best="" best_major=0
     if [[ -n ${JAVA_HOME:-} && -x $JAVA_HOME/bin/java ]]; then
         major=$(java_major "$JAVA_HOME/bin/java") || major=0
-        if ((major >= MIN_JAVA)) && [[ -z $need || -x $JAVA_HOME/bin/javac ]]; then
-            JAVA=$JAVA_HOME/bin/java
-            return
-        fi
-        if ((major < MIN_JAVA)); then
-            warn "JAVA_HOME=$JAVA_HOME is JDK $major, not $MIN_JAVA+; looking for another"
-        else
-            warn "JAVA_HOME=$JAVA_HOME has no javac (a runtime, not a JDK); looking for a JDK to build with"
-        fi
+        if ((major >= MIN_JAVA)) && [[ -z $need || -x $JAVA_HOME/bin/javac ]]; then JAVA=$JAVA_HOME/bin/java; return; fi
+        if ((major < MIN_JAVA)); then warn "JAVA_HOME=$JAVA_HOME is JDK $major, not $MIN_JAVA+; looking for another"
+        else warn "JAVA_HOME=$JAVA_HOME has no javac (a runtime, not a JDK); looking for a JDK to build with"; fi
     fi
-    # The system's JDKs and PATH first; then a jlink runtime copied next to the jar (GPU
-    # machines without a JDK), which can run the jar but not build it.
+    # The system's JDKs, PATH, then a jlink runtime beside the jar (GPU machines without a JDK: runs, cannot build).
     for cand in /usr/lib/jvm/*/bin/java "$(command -v java 2>/dev/null)" "$ROOT/.jdk/bin/java"; do
         [[ -n $cand && -x $cand ]] || continue
         [[ -n $need && ! -x ${cand%/java}/javac ]] && continue
         major=$(java_major "$cand") || continue
-        if ((major >= MIN_JAVA && major > best_major)); then
-            best=$cand
-            best_major=$major
-        fi
+        ((major >= MIN_JAVA && major > best_major)) && best=$cand best_major=$major
     done
     [[ -n $best ]] || die 1 "no JDK $MIN_JAVA+ found (JAVA_HOME, /usr/lib/jvm/*, PATH, .jdk): install one (e.g. Temurin $MIN_JAVA) or set JAVA_HOME"
     JAVA=$(readlink -f "$best")
     export JAVA_HOME=${JAVA%/bin/java}
 }
 
-# libfabric's shm provider (efa loads it for peers on one node) installs SIGSEGV/SIGBUS
-# handlers over the JVM's; the JDK's libjsig.so, preloaded, chains them. The Java side refuses
-# shm and efa without it.
+# libfabric's shm provider (efa loads it for peers on one node) installs SIGSEGV/SIGBUS handlers
+# over the JVM's; the JDK's libjsig.so, preloaded, chains them (Java refuses shm and efa without it).
 preload_jsig() {
     local lib
     for lib in "$JAVA_HOME/lib/libjsig.so" "$JAVA_HOME/lib/server/libjsig.so"; do
@@ -112,9 +97,7 @@ have_libfabric() {
     cache=$("$ldconfig" -p 2>/dev/null) || true
     [[ $cache == *'libfabric.so.1 '* ]] && return 0
     local IFS=:
-    for d in ${LD_LIBRARY_PATH:-}; do
-        [[ -n $d && -e $d/libfabric.so.1 ]] && return 0
-    done
+    for d in ${LD_LIBRARY_PATH:-}; do [[ -n $d && -e $d/libfabric.so.1 ]] && return 0; done
     return 1
 }
 
@@ -129,17 +112,13 @@ apt_install() {
         { DEBIAN_FRONTEND=noninteractive "${apt[@]}" update -qq &&
             DEBIAN_FRONTEND=noninteractive "${apt[@]}" install -y -qq --no-install-recommends "$@"; }; } >"$log" 2>&1
     rc=$?
-    if ((rc != 0)); then
-        warn "apt-get could not install $*; its last lines:"
-        tail -n 3 "$log" | sed 's/^/  /' >&2
-    fi
+    ((rc == 0)) || { warn "apt-get could not install $*; its last lines:"; tail -n 3 "$log" | sed 's/^/  /' >&2; }
     rm -f "$log"
     return $rc
 }
 
-# Installs libfabric where it can (root with apt-get, outside a cluster job); otherwise names
-# the packages. Not fatal: GPU-only benchmarks run without libfabric, fabric ones then stop
-# with their own line.
+# ensure_libfabric yes|no: installs libfabric where it may (root, apt-get, not in a cluster job), else
+# names the packages. Not fatal: GPU-only benchmarks run without it, fabric ones stop with their own line.
 ensure_libfabric() {
     have_libfabric && return 0
     if [[ $1 == yes ]] && apt_install libfabric1 libfabric-bin; then
@@ -161,16 +140,12 @@ jar_stale() {
     [[ -f $JAR ]] || return 0
     local paths=() p
     for p in "$ROOT/src" "$ROOT/pom.xml" "$ROOT/jextract"; do [[ -e $p ]] && paths+=("$p"); done
-    ((${#paths[@]})) || return 1
-    [[ -n $(find "${paths[@]}" -newer "$JAR" -print -quit 2>/dev/null) ]]
+    ((${#paths[@]})) && [[ -n $(find "${paths[@]}" -newer "$JAR" -print -quit 2>/dev/null) ]]
 }
 
-plain() {  # Debian's Maven leaves colour resets on its output even in batch mode
-    sed -u 's/\x1b\[[0-9;]*m//g'
-}
+plain() { sed -u 's/\x1b\[[0-9;]*m//g'; }  # Debian's Maven leaves colour resets even in batch mode
 
-maven_opts() {
-    # Maven's own Guava warns about sun.misc.Unsafe on JDK 24+; the build does not use it.
+maven_opts() {  # Maven's own Guava warns about sun.misc.Unsafe on JDK 24+; the build does not use it
     export MAVEN_OPTS="${MAVEN_OPTS:+$MAVEN_OPTS }--sun-misc-unsafe-memory-access=allow"
     MVN_BUILD_DIR=()
     [[ -n ${EFABENCH_BUILD_DIR:-} ]] && MVN_BUILD_DIR=("-Defabench.build.dir=$BUILD_DIR")
@@ -186,31 +161,23 @@ build_jar() {  # with JAVA_HOME a JDK (javac), whatever runtime runs the ranks
 
 can_build() {  # Maven and a JDK with javac; sets BUILD_JDK
     command -v mvn >/dev/null || return 1
-    if [[ -x $JAVA_HOME/bin/javac ]]; then
-        BUILD_JDK=$JAVA_HOME
-    else
-        BUILD_JDK=$(find_java javac 2>/dev/null && echo "$JAVA_HOME") || return 1
-    fi
+    BUILD_JDK=$JAVA_HOME
+    [[ -x $JAVA_HOME/bin/javac ]] || BUILD_JDK=$(find_java javac 2>/dev/null && echo "$JAVA_HOME")
 }
 
 # ensure_jar build|nobuild: "nobuild" inside a cluster job, where every rank would start Maven.
 ensure_jar() {
     local mode=$1
-    if [[ -n ${EFABENCH_JAR:-} ]]; then
-        [[ -f $JAR ]] || die 1 "EFABENCH_JAR=$JAR does not exist"
-        return
-    fi
+    [[ -n ${EFABENCH_JAR:-} ]] && { [[ -f $JAR ]] || die 1 "EFABENCH_JAR=$JAR does not exist"; return; }
     jar_stale || return 0
     # No jar at all: a fresh clone. Install Maven where possible (a stale jar is used as it is).
     [[ $mode == build && ! -f $JAR ]] && ensure_maven "build $(rel "$JAR")"
     if [[ $mode == build ]] && can_build; then
         build_jar
+    elif [[ -f $JAR && $mode == build ]]; then
+        note "using $(rel "$JAR") as it is (no Maven and JDK here to rebuild it)"
     elif [[ -f $JAR ]]; then
-        if [[ $mode == build ]]; then
-            note "using $(rel "$JAR") as it is (no Maven and JDK here to rebuild it)"
-        else
-            note "using $(rel "$JAR") as it is (sources are newer; inside a cluster job run ./run-jmh.sh build first)"
-        fi
+        note "using $(rel "$JAR") as it is (sources are newer; inside a cluster job run ./run-jmh.sh build first)"
     elif [[ $mode == build ]]; then
         die 1 "no $JAR and no Maven and JDK to build it: install maven and a JDK $MIN_JAVA+, or set EFABENCH_JAR"
     else
@@ -220,28 +187,8 @@ ensure_jar() {
 
 jar_has_class() { grep -qaF "${1//.//}.class" "$JAR"; }
 
-# ---------------------------------------------------------------- small helpers
-
 rel() {  # a path relative to the current folder when it lies below it
     if [[ $1 == "$PWD"/* ]]; then echo "${1#"$PWD"/}"; else echo "$1"; fi
-}
-
-shell_words() {  # the command line as one would type it (quoted only where needed)
-    local out="" a
-    for a in "$@"; do
-        [[ $a =~ ^[A-Za-z0-9_./=:,+@%-]+$ ]] || a="'${a//\'/\'\\\'\'}'"
-        out+="${out:+ }$a"
-    done
-    printf '%s' "$out"
-}
-
-free_port() {  # a port nobody listens on, below the kernel's ephemeral range
-    local i p
-    for i in {1..100}; do
-        p=$((20000 + RANDOM % 12000))
-        (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return 0; }
-    done
-    return 1
 }
 
 # ask ARRAY COMMAND ARGS...: Launch's answer (NUL-ended tokens) into ARRAY, and its status. Its
@@ -261,8 +208,7 @@ ask() {
 
 # ---------------------------------------------------------------- running ranks
 
-declare -a RANK_PIDS=()
-FILTER_PID=""
+declare -a RANK_PIDS=(); FILTER_PID=""
 
 # A rank runs in its own session and process group (setsid, started directly so that $! is the
 # group's id): a terminal's Ctrl-C reaches only the launcher, which stops every group, JMH's forks
@@ -274,31 +220,22 @@ RANK_WRAPPER=(setsid bash -c 'exec 3>&2 2>/dev/null; "$@" 2>&3 3>&-; s=$?
 
 kill_ranks() {  # kill_ranks SIGNAL: every rank's process group (its JMH forks included)
     local pid
-    for pid in "${RANK_PIDS[@]}"; do
-        [[ -n $pid ]] && kill "-$1" -- "-$pid" 2>/dev/null
-    done
+    for pid in "${RANK_PIDS[@]}"; do [[ -n $pid ]] && kill "-$1" -- "-$pid" 2>/dev/null; done
 }
 
 stop_ranks() {  # TERM, a few seconds to exit, then KILL; returns once no process of the ranks is left
     local i
     kill_ranks TERM
     kill_ranks CONT  # a stopped process (SIGSTOP, a debugger) acts on TERM only once continued
-    for i in {1..20}; do
-        ranks_alive || return 0
-        sleep 0.25
-    done
+    for i in {1..20}; do ranks_alive || return 0; sleep 0.25; done
     kill_ranks KILL
-    for i in {1..40}; do  # a JVM dies a moment after its wrapper: the shm sweep must not find it alive
-        ranks_alive || return 0
-        sleep 0.25
-    done
+    # A JVM dies a moment after its wrapper: the shm sweep after the ranks must not find it alive.
+    for i in {1..40}; do ranks_alive || return 0; sleep 0.25; done
 }
 
 ranks_alive() {  # true while any process is left in a rank's process group (JMH's forks included)
     local pid
-    for pid in "${RANK_PIDS[@]}"; do
-        [[ -n $pid ]] && kill -0 -- "-$pid" 2>/dev/null && return 0
-    done
+    for pid in "${RANK_PIDS[@]}"; do [[ -n $pid ]] && kill -0 -- "-$pid" 2>/dev/null && return 0; done
     return 1
 }
 
@@ -308,21 +245,10 @@ on_signal() {
     stop_ranks
     local i
     for i in {1..8}; do  # rank 0's last lines, if its output pipe drains soon
-        if [[ -z $FILTER_PID ]] || ! kill -0 "$FILTER_PID" 2>/dev/null; then break; fi
+        [[ -n $FILTER_PID ]] && kill -0 "$FILTER_PID" 2>/dev/null || break
         sleep 0.25
     done
     exit "$2"
-}
-
-grace_seconds() {
-    if [[ -n ${EFABENCH_GRACE_S:-} ]]; then
-        [[ $EFABENCH_GRACE_S =~ ^[0-9]+$ ]] || die 2 "EFABENCH_GRACE_S=$EFABENCH_GRACE_S is not a number of seconds"
-        echo "$EFABENCH_GRACE_S"
-        return
-    fi
-    local g=60 t=${EFABENCH_TIMEOUT_S:-}
-    [[ $t =~ ^[0-9]+$ ]] && ((t + 10 > g)) && g=$((t + 10))
-    echo "$g"
 }
 
 # start_leader LOG CMD...: rank 0, its output kept in LOG and shown through Java's LeaderView
@@ -351,9 +277,7 @@ remove_dead_shm_regions() {  # remove_dead_shm_regions MARKER (a file made befor
     local f pid
     for f in /dev/shm/[0-9]*:[0-9]*:[0-9]* /dev/shm/efabench-calls-[0-9]*; do
         [[ -f $f && -O $f && $f -nt $1 ]] || continue
-        pid=${f##*/}
-        pid=${pid#efabench-calls-}
-        pid=${pid%%:*}
+        pid=${f##*/}; pid=${pid#efabench-calls-}; pid=${pid%%:*}
         kill -0 "$pid" 2>/dev/null || rm -f -- "$f"
     done
     return 0
@@ -362,76 +286,71 @@ remove_dead_shm_regions() {  # remove_dead_shm_regions MARKER (a file made befor
 # after_run RUN_DIR MARKER PROFILE FAILED: results/latest moves only to a run with results (a failed
 # run never hides the last good one); the shm sweep; then rank 0's flame graphs and report.
 after_run() {
-    local report=yes
+    local report=yes; [[ -n $DEFER_REPORT ]] && report=no
     [[ -s $1/jmh.json && ${CLUSTER_RANK:-0} == 0 ]] && ln -sfn "${1##*/}" "$RESULTS/latest"
     remove_dead_shm_regions "$2"
     LAST_RUN_DIR=$1
     (($4)) && exit 1
     [[ ${CLUSTER_RANK:-0} == 0 ]] || return 0
-    [[ -n $DEFER_REPORT ]] && report=no
     [[ $3 == no && $report == no ]] && return 0
     "$JAVA" -cp "$JAR" io.efabench.launch.Launch finish "$1" "$3" "$report" || die 1 "the report failed for $(rel "$1")"
 }
 
-run_local() {  # run_local RANKS PROVIDER PROFILE
-    local ranks=$1 provider=$2 port run_dir k n i=1 args=() followers=""
-    port=${MASTER_PORT:-$(free_port)} || die 1 "found no free TCP port on 127.0.0.1 for the rendezvous"
-    local start=()
-    EFABENCH_COMMAND_LINE=$COMMAND_LINE EFABENCH_ROOT=$ROOT ask start start local "$RESULTS" "$RUN_SUFFIX" 0 "$ranks" \
-        "$provider" "$3" "$(hostname)" -- "${JMH_ARGS[@]}" || exit
-    run_dir=${start[0]}
-    ((ranks > 1)) && followers="; followers' output goes to $(rel "$run_dir")/logs/rank{1..$((ranks - 1))}.log (their JMH numbers only mirror rank 0)"
-    ((ranks == 2)) && followers="; rank 1's output goes to $(rel "$run_dir")/logs/rank1.log (its JMH numbers only mirror rank 0)"
-    note "$ranks $( ((ranks == 1)) && echo rank || echo ranks) on 127.0.0.1:$port over FI_PROVIDER=$provider; run folder $(rel "$run_dir")"
-    note "rank 0's output follows (also in $(rel "$run_dir")/logs/rank0.log)$followers"
+# start_run MODE RANK WORLD PROVIDER PROFILE: Java's run folder (RUN_DIR), rendezvous port (PORT)
+# and grace period (GRACE) for local ranks, its lines shown, each rank's JMH arguments in START from 5.
+start_run() {
+    EFABENCH_ROOT=$ROOT ask START start "$1" "$RESULTS" "$RUN_SUFFIX" "$2" "$3" "$4" "$5" "$(hostname)" \
+        "${#ARGV[@]}" "${ARGV[@]}" -- "${JMH_ARGS[@]}" || exit
+    RUN_DIR=${START[0]} PORT=${START[1]} GRACE=${START[2]}
+    [[ -z ${START[3]} ]] || note "${START[3]}"
+    [[ -z ${START[4]} ]] || note "${START[4]}"
+    trap 'on_signal INT 130' INT; trap 'on_signal TERM 143' TERM
+}
 
-    trap 'on_signal INT 130' INT
-    trap 'on_signal TERM 143' TERM
-    export WORLD_SIZE=$ranks LOCAL_WORLD_SIZE=$ranks MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-        FI_PROVIDER=$provider EFABENCH_RUN_DIR=$run_dir EFABENCH_LOOPBACK=1 EFABENCH_RANK_SOURCE=local
-    for ((k = ranks - 1; k >= 0; k--)); do  # Java's answer: each rank's arguments, rank ranks-1 first
-        n=${start[i]}
-        args=("${start[@]:i+1:n}")
+ranks_ended() {  # rank 0's output drained; signals back to bash's defaults
+    [[ -n $FILTER_PID ]] && wait "$FILTER_PID" 2>/dev/null
+    FILTER_PID=""
+    trap - INT TERM
+}
+
+run_local() {  # run_local RANKS PROVIDER PROFILE
+    local ranks=$1 k n i=5 args=()
+    start_run local 0 "$ranks" "$2" "$3"
+    export WORLD_SIZE=$ranks LOCAL_WORLD_SIZE=$ranks MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT \
+        FI_PROVIDER=$2 EFABENCH_RUN_DIR=$RUN_DIR EFABENCH_LOOPBACK=1 EFABENCH_RANK_SOURCE=local
+    for ((k = ranks - 1; k >= 0; k--)); do  # each rank's arguments, rank ranks-1 first
+        n=${START[i]}
+        args=("${START[@]:i+1:n}")
         i=$((i + 1 + n))
         if ((k == 0)); then
-            RANK=0 LOCAL_RANK=0 start_leader "$run_dir/logs/rank0.log" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${args[@]}"
+            RANK=0 LOCAL_RANK=0 start_leader "$RUN_DIR/logs/rank0.log" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${args[@]}"
         else
             RANK=$k LOCAL_RANK=$k "${RANK_WRAPPER[@]}" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${args[@]}" \
-                >"$run_dir/logs/rank$k.log" 2>&1 &
+                >"$RUN_DIR/logs/rank$k.log" 2>&1 &
             RANK_PIDS[k]=$!
         fi
     done
-    wait_ranks "$run_dir"
+    wait_ranks "$RUN_DIR"
     local failed=$?
-    wait "$FILTER_PID" 2>/dev/null
-    FILTER_PID=""
-    trap - INT TERM
-    after_run "$run_dir" "$run_dir/provenance/launcher.json" "$3" "$failed"
+    ranks_ended
+    after_run "$RUN_DIR" "$RUN_DIR/provenance/launcher.json" "$3" "$failed"
 }
 
 # Waits for every rank; after the first one ends, the others get the grace period to end by
 # themselves (a failed peer makes them fail fast), then are killed. Prints every failed rank's
 # reasons; returns 1 when any rank failed.
 wait_ranks() {
-    local run_dir=$1 grace deadline=0 first="" k pid rc
-    grace=$(grace_seconds)
+    local run_dir=$1 grace=$GRACE deadline=0 first="" k pid rc bad=0 why live=("${!RANK_PIDS[@]}")
     declare -A status=()
-    local live=("${!RANK_PIDS[@]}")
     while ((${#live[@]})); do
         local still=() failed_now=()
         for k in "${live[@]}"; do
             pid=${RANK_PIDS[k]}
-            if kill -0 "$pid" 2>/dev/null; then
-                still+=("$k")
-                continue
-            fi
+            if kill -0 "$pid" 2>/dev/null; then still+=("$k"); continue; fi
             wait "$pid" 2>/dev/null  # (no "Killed" job notice from bash)
             rc=$?
             status[$k]=$rc
-            if [[ -z $first ]]; then
-                first=$k
-                deadline=$((SECONDS + grace))
-            fi
+            [[ -z $first ]] && first=$k deadline=$((SECONDS + grace))
             ((rc != 0)) && failed_now+=("$k")
         done
         live=("${still[@]}")
@@ -443,16 +362,12 @@ wait_ranks() {
             RANK_PIDS=()
             for k in "${live[@]}"; do RANK_PIDS[k]=${keep[k]}; done
             stop_ranks
-            for k in "${live[@]}"; do
-                wait "${keep[k]}" 2>/dev/null
-                status[$k]=killed
-            done
+            for k in "${live[@]}"; do wait "${keep[k]}" 2>/dev/null; status[$k]=killed; done
             RANK_PIDS=("${keep[@]}")
             break
         fi
         sleep 0.5
     done
-    local bad=0 why
     for k in $(printf '%s\n' "${!status[@]}" | sort -n); do
         rc=${status[$k]}
         [[ $rc == 0 ]] && continue
@@ -466,31 +381,22 @@ wait_ranks() {
 }
 
 run_cluster() {  # run_cluster SOURCE PROFILE: this process's rank (CLUSTER_RANK of CLUSTER_WORLD, Java's reading)
-    local rank=$CLUSTER_RANK run_dir log rc start=()
-    EFABENCH_COMMAND_LINE=$COMMAND_LINE EFABENCH_ROOT=$ROOT ask start start "$1" "$RESULTS" "$RUN_SUFFIX" "$rank" \
-        "$CLUSTER_WORLD" "${FI_PROVIDER:-}" "$2" "$(hostname)" -- "${JMH_ARGS[@]}" || exit
-    run_dir=${start[0]}
-    export EFABENCH_RUN_DIR=$run_dir
-    log=$run_dir/logs/rank$rank.log
-    : >"$run_dir/logs/.rank$rank.started"  # what remove_dead_shm_regions measures "created during this run" by
-
-    trap 'on_signal INT 130' INT
-    trap 'on_signal TERM 143' TERM
+    local rank=$CLUSTER_RANK log rc
+    start_run "$1" "$rank" "$CLUSTER_WORLD" "${FI_PROVIDER:-}" "$2"
+    export EFABENCH_RUN_DIR=$RUN_DIR
+    log=$RUN_DIR/logs/rank$rank.log
+    : >"$RUN_DIR/logs/.rank$rank.started"  # what remove_dead_shm_regions measures "created during this run" by
     if ((rank == 0)); then
-        note "rank 0 of $CLUSTER_WORLD ($1) on $(hostname), FI_PROVIDER=${FI_PROVIDER:-<default>}; run folder $(rel "$run_dir")"
-        note "rank 0's output follows (also in $(rel "$log")); the other ranks log to $(rel "$run_dir")/logs/rank<k>.log on their hosts (their JMH numbers only mirror rank 0)"
-        start_leader "$log" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${start[@]:2}"
+        start_leader "$log" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${START[@]:6}"
     else
-        "${RANK_WRAPPER[@]}" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${start[@]:2}" >"$log" 2>&1 &
+        "${RANK_WRAPPER[@]}" "$JAVA" "${RANK_JVM_FLAGS[@]}" -jar "$JAR" "${START[@]:6}" >"$log" 2>&1 &
         RANK_PIDS[0]=$!
     fi
     wait "${RANK_PIDS[0]}" 2>/dev/null
     rc=$?
-    [[ -n $FILTER_PID ]] && wait "$FILTER_PID" 2>/dev/null
-    FILTER_PID=""
-    trap - INT TERM
+    ranks_ended
     ((rc != 0)) && rank_failed "$rank on $(hostname)" "exited with status $rc" "$log"
-    after_run "$run_dir" "$run_dir/logs/.rank$rank.started" "$2" "$((rc != 0))"
+    after_run "$RUN_DIR" "$RUN_DIR/logs/.rank$rank.started" "$2" "$((rc != 0))"
 }
 
 # Whether a job launcher's variables are set at all: decides only whether this process may build
@@ -502,12 +408,9 @@ under_launcher() {
 
 # One JMH run of JMH_ARGS on the local ranks or the cluster's; exits non-zero when it fails.
 run_suite() {  # run_suite SOURCE RANKS PROVIDER PROFILE
-    if [[ -n $1 ]]; then
-        [[ -n $3 ]] && export FI_PROVIDER=$3
-        run_cluster "$1" "$4"
-    else
-        run_local "$2" "$3" "$4"
-    fi
+    if [[ -z $1 ]]; then run_local "$2" "$3" "$4"; return; fi
+    [[ -n $3 ]] && export FI_PROVIDER=$3
+    run_cluster "$1" "$4"
 }
 
 # ---------------------------------------------------------------- subcommands
@@ -540,9 +443,8 @@ cmd_doctor() {
         esac
         shift
     done
-    if [[ $run == yes ]] && under_launcher; then
+    [[ $run == yes ]] && under_launcher &&
         die 2 "doctor: its smoke run starts 2 ranks of its own: run it on the node outside srun/mpirun/torchrun, or pass --no-run"
-    fi
     # --json: stdout carries the one JSON object only; the launcher's own notes go to stderr.
     if [[ $json == yes ]]; then exec 3>&1 1>&2; else exec 3>&1; fi
     find_java
@@ -550,9 +452,8 @@ cmd_doctor() {
     [[ -z $lib ]] || export LD_LIBRARY_PATH="$lib:$lib/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     preload_jsig
     state=$(mktemp "${TMPDIR:-/tmp}/efabench-doctor.XXXXXX") || die 1 "cannot create a temporary file"
-    local quiet=() doctor=("$JAVA" "${RANK_JVM_FLAGS[@]}" -cp "$JAR" io.efabench.launch.Doctor)
-    [[ $json == yes ]] && quiet=(--quiet)
-    "${doctor[@]}" checks "$state" ${lib:+--libfabric "$lib"} "${quiet[@]}"
+    local doctor=("$JAVA" "${RANK_JVM_FLAGS[@]}" -cp "$JAR" io.efabench.launch.Doctor)
+    "${doctor[@]}" checks "$state" ${lib:+--libfabric "$lib"} $([[ $json == yes ]] && echo --quiet)
     rc=$?
     ((rc == 2)) && exit 2
     local runs=()
@@ -570,17 +471,26 @@ cmd_doctor() {
             line=$(grep '^doctor-run-dir ' "$log" | tail -n 1)
             if [[ -n $line ]]; then
                 runs+=("${line#doctor-run-dir }")
+                rm -f -- "$log"
             else
                 runs+=("failed:${smoke[k]} (log: $log; $(grep -m1 -E 'efabench: |rank [0-9]+ failed' "$log" | cut -c1-300))")
-                continue
             fi
-            rm -f -- "$log"
         done
     fi
     "${doctor[@]}" finish "$state" $([[ $json == yes ]] && echo --json) "${runs[@]}" >&3
     rc=$?
     rm -f -- "$state"
     exit "$rc"
+}
+
+cmd_build() {
+    (($# == 1)) || die 2 "usage: ./run-jmh.sh build"
+    find_java javac
+    ensure_maven "build $(rel "$JAR")"
+    BUILD_JDK=$JAVA_HOME
+    build_jar
+    note "built $(rel "$JAR")"
+    exit 0
 }
 
 cmd_report_class() {  # compare/report: the report CLI, no libfabric needed
@@ -615,11 +525,7 @@ run_planned() {
     CLUSTER_RANK=${plan[2]} CLUSTER_WORLD=$world
     [[ $after == report ]] || DEFER_REPORT=yes
     while ((i < ${#plan[@]})); do
-        if [[ ${plan[i]} == note ]]; then
-            note "${plan[i + 1]}"
-            i=$((i + 2))
-            continue
-        fi
+        if [[ ${plan[i]} == note ]]; then note "${plan[i + 1]}"; i=$((i + 2)); continue; fi
         RUN_SUFFIX=${plan[i + 1]:+-${plan[i + 1]}}
         n=${plan[i + 2]}
         JMH_ARGS=("${plan[@]:i+3:n}")
@@ -641,22 +547,14 @@ run_planned() {
 }
 
 main() {
-    COMMAND_LINE=$(shell_words "$0" "$@")
+    ARGV=("$0" "$@")  # the command line, as the run folder's provenance keeps it
     case ${1:-} in
     --help) usage; exit 0 ;;
     test) shift; cmd_test "$@" ;;
     compare | ranks) cmd_report_class "$@" ;;
     report) (($# == 2)) || die 2 "usage: ./run-jmh.sh report DIR"; cmd_report_class all "$2" ;;
     doctor) shift; cmd_doctor "$@" ;;
-    build)
-        (($# == 1)) || die 2 "usage: ./run-jmh.sh build"
-        find_java javac
-        ensure_maven "build $(rel "$JAR")"
-        BUILD_JDK=$JAVA_HOME
-        build_jar
-        note "built $(rel "$JAR")"
-        exit 0
-        ;;
+    build) cmd_build "$@" ;;
     esac
     run_planned "$@"
 }

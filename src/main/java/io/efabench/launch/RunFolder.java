@@ -17,11 +17,13 @@ import io.efabench.report.Report;
 /**
  * A run folder's life around the ranks, for run-jmh.sh:
  * <ul>
- *   <li>{@code start MODE RESULTS SUFFIX RANK WORLD PROVIDER PROFILE HOST -- JMH_ARGS...} (MODE
- *       local or the cluster launcher): checks the arguments ({@link JmhArgs#check}, exit 2), names
+ *   <li>{@code start MODE RESULTS SUFFIX RANK WORLD PROVIDER PROFILE HOST N ARGV... -- JMH_ARGS...}
+ *       (MODE local or the cluster launcher; ARGV the script's command line, N words): checks the arguments ({@link JmhArgs#check}, exit 2), names
  *       and makes the folder ({@link RunIds}), writes the launcher's provenance (local, or rank 0),
- *       and answers in NUL-ended tokens the folder, then per rank to start (local: WORLD-1 down to
- *       0; cluster: RANK) N and its N JMH arguments (rank 0's with {@link ProfileArgs} under PROFILE yes).</li>
+ *       and answers in NUL-ended tokens: the folder, the rendezvous port and the grace period
+ *       (local; else empty), two lines to show (empty on a cluster's other ranks), then per rank to
+ *       start (local: WORLD-1 down to 0; cluster: RANK) N and its N JMH arguments (rank 0's with
+ *       {@link ProfileArgs} under PROFILE yes).</li>
  *   <li>{@code merge INTO FROM TAG [keep]}: a later suite of one command joins the first one's
  *       folder: rank 0's results appended, every other file moved over under its name, or with
  *       -TAG where the name is taken; FROM removed unless {@code keep} (a cluster's other ranks
@@ -35,13 +37,16 @@ final class RunFolder {
     private RunFolder() {}
 
     static List<String> start(String[] args, Map<String, String> env) {
-        int dash = List.of(args).indexOf("--");
-        if (dash != 8) {
-            throw new IllegalArgumentException("usage: Launch start MODE RESULTS SUFFIX RANK WORLD PROVIDER PROFILE HOST -- JMH_ARGS...");
+        int words = args.length > 8 && args[8].matches("[0-9]+") ? Integer.parseInt(args[8]) : -1;
+        if (words < 0 || args.length < 10 + words || !args[9 + words].equals("--")) {
+            throw new IllegalArgumentException("usage: Launch start MODE RESULTS SUFFIX RANK WORLD PROVIDER PROFILE HOST N ARGV... -- JMH_ARGS...");
         }
-        List<String> jmh = List.of(args).subList(9, args.length);
+        String commandLine = shellWords(List.of(args).subList(9, 9 + words));
+        List<String> jmh = List.of(args).subList(10 + words, args.length);
         JmhArgs.check(jmh);
         boolean local = args[0].equals("local");
+        String grace = local ? grace(env) : "";
+        String port = local ? port(env) : "";
         int rank = Integer.parseInt(args[3]);
         int world = Integer.parseInt(args[4]);
         Path results = Path.of(args[1]);
@@ -59,7 +64,7 @@ final class RunFolder {
             List<String> hosts = List.of(local || slurmHosts.isEmpty() ? args[7] : slurmHosts);
             try {
                 Provenance.writeFragment(dir, Provenance.LAUNCHER, Launch.facts(local ? "local" : args[0], world,
-                        args[5].isEmpty() ? null : args[5], hosts, jmh, env.getOrDefault("EFABENCH_COMMAND_LINE", ""),
+                        args[5].isEmpty() ? null : args[5], hosts, jmh, commandLine,
                         Path.of(env.getOrDefault("EFABENCH_ROOT", "."))));
             } catch (RuntimeException e) {
                 System.err.println("run-jmh: " + e.getMessage());
@@ -67,7 +72,8 @@ final class RunFolder {
             }
         }
         boolean metrics = !"1".equals(env.get("EFABENCH_NO_METRICS"));
-        List<String> out = new ArrayList<>(List.of(dir.toString()));
+        List<String> out = new ArrayList<>(List.of(dir.toString(), port, grace));
+        out.addAll(notes(local, rank, world, port, args[0], args[5], args[7], dir));
         for (int k = local ? world - 1 : rank; k >= (local ? 0 : rank); k--) {
             List<String> a = k == 0 ? JmhArgs.rankArgs(leaderArgs(jmh, dir, args[6].equals("yes"), env), jmh, dir.resolve("jmh.json"), metrics)
                     : JmhArgs.rankArgs(jmh, jmh, dir.resolve("followers/rank" + k + ".json"), metrics);
@@ -75,6 +81,63 @@ final class RunFolder {
             out.addAll(a);
         }
         return out;
+    }
+
+    /** The two lines the launcher shows before the ranks start (none on a cluster's other ranks). */
+    private static List<String> notes(boolean local, int rank, int world, String port, String source, String provider, String host,
+            Path dir) {
+        String logs = rel(dir) + "/logs/";
+        if (local) {
+            String followers = world == 2 ? "; rank 1's output goes to " + logs + "rank1.log (its JMH numbers only mirror rank 0)"
+                    : world > 1 ? "; followers' output goes to " + logs + "rank{1.." + (world - 1) + "}.log (their JMH numbers only mirror rank 0)"
+                    : "";
+            return List.of(world + (world == 1 ? " rank" : " ranks") + " on 127.0.0.1:" + port + " over FI_PROVIDER=" + provider
+                    + "; run folder " + rel(dir), "rank 0's output follows (also in " + logs + "rank0.log)" + followers);
+        }
+        if (rank != 0) {
+            return List.of("", "");
+        }
+        return List.of("rank 0 of " + world + " (" + source + ") on " + host + ", FI_PROVIDER=" + (provider.isEmpty() ? "<default>" : provider)
+                + "; run folder " + rel(dir), "rank 0's output follows (also in " + logs + "rank0.log); the other ranks log to " + logs
+                + "rank<k>.log on their hosts (their JMH numbers only mirror rank 0)");
+    }
+
+    /**
+     * How long the other ranks may take to exit after one ended: EFABENCH_GRACE_S, else 60 s or
+     * EFABENCH_TIMEOUT_S + 10 when that is larger.
+     */
+    static String grace(Map<String, String> env) {
+        String g = env.getOrDefault("EFABENCH_GRACE_S", "");
+        if (!g.isEmpty()) {
+            if (!g.matches("[0-9]+")) {
+                throw new IllegalArgumentException("EFABENCH_GRACE_S=" + g + " is not a number of seconds");
+            }
+            return g;
+        }
+        String t = env.getOrDefault("EFABENCH_TIMEOUT_S", "");
+        try {
+            return Long.toString(t.matches("[0-9]+") ? Math.max(60, Long.parseLong(t) + 10) : 60);
+        } catch (NumberFormatException e) {
+            return "60";
+        }
+    }
+
+    /** MASTER_PORT, else a port nobody listens on at 127.0.0.1, below the kernel's ephemeral range. */
+    static String port(Map<String, String> env) {
+        String given = env.getOrDefault("MASTER_PORT", "");
+        if (!given.isEmpty()) {
+            return given;
+        }
+        var random = java.util.concurrent.ThreadLocalRandom.current();
+        for (int i = 0; i < 100; i++) {
+            int p = 20000 + random.nextInt(12000);
+            try (var socket = new java.net.Socket()) {
+                socket.connect(new java.net.InetSocketAddress("127.0.0.1", p), 1000);
+            } catch (IOException refused) {
+                return Integer.toString(p);
+            }
+        }
+        throw new Launch.Failed(1, "found no free TCP port on 127.0.0.1 for the rendezvous");
     }
 
     /** Rank 0's arguments: the user's, with async-profiler under --profile (exit 1 where it cannot run). */
@@ -190,6 +253,12 @@ final class RunFolder {
         }
         System.setProperty("java.awt.headless", "true");
         return Report.run(new String[] {"all", dir.toString()}, out, System.err);
+    }
+
+    /** The command line as one would type it: words quoted only where needed. */
+    static String shellWords(List<String> argv) {
+        return String.join(" ", argv.stream().map(a -> a.matches("[A-Za-z0-9_./=:,+@%-]+") ? a : "'" + a.replace("'", "'\\''") + "'")
+                .toList());
     }
 
     private static boolean hidden(Path p) {
