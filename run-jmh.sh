@@ -27,7 +27,7 @@ set -uo pipefail
 set +m
 
 RUN_SUFFIX=""
-DEFER_REPORT=""   # set while a command's suites run one after the other: one report at the end
+REPORT_EACH=yes   # no while a command's suites run one after the other: one report at the end
 LAST_RUN_DIR=""   # the run folder of the last suite run
 MIN_JAVA=25
 # JMH copies the rank JVM's flags to its forks; several ranks on one host run JMH at once, so its
@@ -187,17 +187,14 @@ ensure_jar() {
 
 jar_has_class() { grep -qaF "${1//.//}.class" "$JAR"; }
 
-rel() {  # a path relative to the current folder when it lies below it
-    if [[ $1 == "$PWD"/* ]]; then echo "${1#"$PWD"/}"; else echo "$1"; fi
-}
+rel() { if [[ $1 == "$PWD"/* ]]; then echo "${1#"$PWD"/}"; else echo "$1"; fi; }  # relative to $PWD where below it
 
 # ask ARRAY COMMAND ARGS...: Launch's answer (NUL-ended tokens) into ARRAY, and its status. Its
 # stderr passes without the JVM's own notes ("Picked up JAVA_TOOL_OPTIONS", which clusters often set).
 ask() {
     local -n _answer=$1
     local out err rc
-    out=$(mktemp "${TMPDIR:-/tmp}/efabench-launch.XXXXXX") && err=$(mktemp "${TMPDIR:-/tmp}/efabench-launch.XXXXXX") ||
-        die 1 "cannot create a temporary file"
+    out=$(mktemp) && err=$(mktemp) || die 1 "cannot create a temporary file"
     "$JAVA" "${RANK_JVM_FLAGS[@]}" -cp "$JAR" io.efabench.launch.Launch "${@:2}" >"$out" 2>"$err"
     rc=$?
     mapfile -d '' -t _answer <"$out"
@@ -254,8 +251,7 @@ on_signal() {
 # start_leader LOG CMD...: rank 0, its output kept in LOG and shown through Java's LeaderView
 # (a progress line before every fork, stack frames folded).
 start_leader() {
-    local log=$1
-    shift
+    local log=$1; shift
     PIPE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/run-jmh.XXXXXX") || die 1 "cannot create a temporary folder"
     trap 'rm -rf "$PIPE_DIR"' EXIT
     mkfifo "$PIPE_DIR/rank0" || die 1 "cannot create a pipe in $PIPE_DIR"
@@ -286,14 +282,12 @@ remove_dead_shm_regions() {  # remove_dead_shm_regions MARKER (a file made befor
 # after_run RUN_DIR MARKER PROFILE FAILED: results/latest moves only to a run with results (a failed
 # run never hides the last good one); the shm sweep; then rank 0's flame graphs and report.
 after_run() {
-    local report=yes; [[ -n $DEFER_REPORT ]] && report=no
     [[ -s $1/jmh.json && ${CLUSTER_RANK:-0} == 0 ]] && ln -sfn "${1##*/}" "$RESULTS/latest"
     remove_dead_shm_regions "$2"
     LAST_RUN_DIR=$1
     (($4)) && exit 1
-    [[ ${CLUSTER_RANK:-0} == 0 ]] || return 0
-    [[ $3 == no && $report == no ]] && return 0
-    "$JAVA" -cp "$JAR" io.efabench.launch.Launch finish "$1" "$3" "$report" || die 1 "the report failed for $(rel "$1")"
+    [[ ${CLUSTER_RANK:-0} == 0 && ($3 == yes || $REPORT_EACH == yes) ]] || return 0
+    "$JAVA" -cp "$JAR" io.efabench.launch.Launch finish "$1" "$3" "$REPORT_EACH" || die 1 "the report failed for $(rel "$1")"
 }
 
 # start_run MODE RANK WORLD PROVIDER PROFILE: Java's run folder (RUN_DIR), rendezvous port (PORT)
@@ -309,8 +303,7 @@ start_run() {
 
 ranks_ended() {  # rank 0's output drained; signals back to bash's defaults
     [[ -n $FILTER_PID ]] && wait "$FILTER_PID" 2>/dev/null
-    FILTER_PID=""
-    trap - INT TERM
+    FILTER_PID=""; trap - INT TERM
 }
 
 run_local() {  # run_local RANKS PROVIDER PROFILE
@@ -461,7 +454,7 @@ cmd_doctor() {
         local smoke provider words
         mapfile -t smoke < <("${doctor[@]}" smoke "$state")
         provider=${smoke[0]:-tcp}
-        DEFER_REPORT=yes
+        REPORT_EACH=no
         for ((k = 1; k < ${#smoke[@]}; k++)); do
             read -ra words <<<"${smoke[k]}"
             log=$(mktemp "${TMPDIR:-/tmp}/efabench-doctor-run.XXXXXX")
@@ -505,17 +498,12 @@ cmd_report_class() {  # compare/report: the report CLI, no libfabric needed
 # A run or the seed: Java plans it (Launch plan: the options, this rank, the JMH runs), this runs
 # each suite; a later one gets a run folder of its own (-TAG) and joins the first one's after.
 run_planned() {
+    local plan=() i=7 n first="" mode=local install=yes build=build
+    under_launcher && mode=cluster install=no build=nobuild  # never install or build there: every rank would
     find_java
-    if under_launcher; then  # never install or build here: every rank would
-        ensure_libfabric no
-        ensure_jar nobuild
-    else
-        ensure_libfabric yes
-        ensure_jar build
-    fi
+    ensure_libfabric "$install"
+    ensure_jar "$build"
     preload_jsig
-    local plan=() i=7 n first="" mode=local
-    under_launcher && mode=cluster
     ask plan plan "$mode" "$@" || exit 2
     case ${plan[0]} in
     usage) usage; exit 0 ;;
@@ -523,7 +511,7 @@ run_planned() {
     esac
     local source=${plan[1]} world=${plan[3]} provider=${plan[4]} profile=${plan[5]} after=${plan[6]}
     CLUSTER_RANK=${plan[2]} CLUSTER_WORLD=$world
-    [[ $after == report ]] || DEFER_REPORT=yes
+    [[ $after == report ]] || REPORT_EACH=no
     while ((i < ${#plan[@]})); do
         if [[ ${plan[i]} == note ]]; then note "${plan[i + 1]}"; i=$((i + 2)); continue; fi
         RUN_SUFFIX=${plan[i + 1]:+-${plan[i + 1]}}
