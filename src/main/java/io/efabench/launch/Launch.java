@@ -1,6 +1,10 @@
 package io.efabench.launch;
 
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -14,34 +18,40 @@ import java.util.concurrent.TimeUnit;
 
 import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankException;
-import io.efabench.report.Provenance;
+import io.efabench.report.ReportException;
 
 /**
  * What run-jmh.sh asks Java instead of working it out in bash, so there is one source of truth:
- * bash starts, watches and stops processes. Commands (exit 0, or 2 with one line on stderr):
+ * bash starts, watches and stops processes. Commands (exit 0; a refusal is one line on stderr and
+ * exit 2, or 1 where a run folder could not be made or finished):
  * <ul>
- *   <li>{@code rank}: "SOURCE RANK WORLD LOCAL_RANK LOCAL_WORLD" as {@link RankEnv} reads the
- *       environment (SOURCE: torchrun, openmpi, slurm, or single outside any launcher), the same
- *       reading every rank's benchmark does when it joins the group.</li>
- *   <li>{@code provenance RUN_DIR MODE RANKS PROVIDER HOST... [-- JMH_ARGS...]}: writes the
- *       launcher's provenance fragment ({@code provenance/launcher.json}) through
- *       {@link Provenance}; PROVIDER "-" for none; the command line comes from
- *       {@code EFABENCH_COMMAND_LINE}, the checkout from {@code EFABENCH_ROOT}.</li>
- *   <li>{@code check JMH_ARGS...}: refuses a {@code -p config=} value the benchmarks do not take.</li>
- *   <li>{@code runid local|cluster RESULTS [SUFFIX]}: the run folder's name ({@link RunIds}).</li>
- *   <li>{@code profileargs JAR_DIR RUN_DIR JMH_ARGS...}: rank 0's arguments under {@code --profile}
- *       ({@link ProfileArgs}), each ended by a NUL byte.</li>
- *   <li>{@code merge INTO_JSON FROM_JSON}: appends FROM's JMH results to INTO's, for the suites
- *       of one command that end in one run folder.</li>
+ *   <li>{@code plan local|cluster ARGS...}: what the command does ({@link Plan}: the launcher's
+ *       options, the rank as {@link RankEnv} reads it, the JMH runs), in NUL-ended tokens.</li>
+ *   <li>{@code start ...}, {@code merge ...}, {@code finish ...}: a run folder before and after its
+ *       ranks ({@link RunFolder}: name, provenance and each rank's JMH arguments; one folder for a
+ *       command's suites; flame graphs and the report).</li>
  * </ul>
  */
 public final class Launch {
+    /** A refusal with its exit status. */
+    static final class Failed extends RuntimeException {
+        final int status;
+
+        Failed(int status, String message) {
+            super(message);
+            this.status = status;
+        }
+    }
+
     private Launch() {}
 
     public static void main(String[] args) {
         try {
             System.exit(run(args));
-        } catch (RankException | IllegalArgumentException e) {
+        } catch (Failed e) {
+            System.err.println("run-jmh: " + e.getMessage());
+            System.exit(e.status);
+        } catch (RankException | IllegalArgumentException | ReportException e) {
             System.err.println("run-jmh: " + e.getMessage());
             System.exit(2);
         }
@@ -49,54 +59,36 @@ public final class Launch {
 
     static int run(String[] args) {
         if (args.length == 0) {
-            throw new IllegalArgumentException("usage: Launch rank | provenance RUN_DIR MODE RANKS PROVIDER HOST... [-- JMH_ARGS...]");
+            throw new IllegalArgumentException("usage: Launch plan|start|merge|finish ...");
         }
+        String[] rest = Arrays.copyOfRange(args, 1, args.length);
+        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
         switch (args[0]) {
-            case "rank" -> System.out.println(describe(RankEnv.fromEnvironment()));
-            case "provenance" -> provenance(Arrays.copyOfRange(args, 1, args.length));
-            case "check" -> checkParams(Arrays.copyOfRange(args, 1, args.length));
-            case "runid" -> System.out.println(RunIds.answer(Arrays.copyOfRange(args, 1, args.length)));
-            case "profileargs" -> {
-                try {
-                    ProfileArgs.print(Arrays.copyOfRange(args, 1, args.length));
-                } catch (IOException e) {
-                    throw new IllegalArgumentException("--profile: " + e.getMessage());
-                }
-            }
+            case "plan" -> out.print(tokens(Plan.answer(rest)));
+            case "start" -> out.print(tokens(RunFolder.start(rest, System.getenv())));
             case "merge" -> {
-                if (args.length != 3) {
-                    throw new IllegalArgumentException("usage: Launch merge INTO_JSON FROM_JSON");
+                if (rest.length < 3 || rest.length > 4) {
+                    throw new IllegalArgumentException("usage: Launch merge INTO FROM TAG [keep]");
                 }
-                mergeResults(Path.of(args[1]), Path.of(args[2]));
+                RunFolder.merge(Path.of(rest[0]), Path.of(rest[1]), rest[2], rest.length == 4, System.out);
             }
-            default -> throw new IllegalArgumentException("unknown command '" + args[0]
-                    + "' (rank, provenance, check, runid, profileargs, merge)");
+            case "finish" -> {
+                if (rest.length != 3) {
+                    throw new IllegalArgumentException("usage: Launch finish RUN_DIR PROFILE REPORT");
+                }
+                return RunFolder.finish(Path.of(rest[0]), rest[1].equals("yes"), rest[2].equals("yes"), System.out);
+            }
+            default -> throw new IllegalArgumentException("unknown command '" + args[0] + "' (plan, start, merge, finish)");
         }
+        out.flush();
         return 0;
     }
 
-    /**
-     * Appends the JMH results in {@code from} to those in {@code into} (JSON arrays; a missing or
-     * empty file holds none): the suites of one command, run one after the other, end in one run
-     * folder. Written to a temporary file and moved over {@code into}, so a failure leaves it whole.
-     */
-    static void mergeResults(Path into, Path from) {
-        try {
-            com.google.gson.JsonArray all = readResults(into);
-            all.addAll(readResults(from));
-            Path tmp = into.resolveSibling(into.getFileName() + ".merging");
-            Files.writeString(tmp, new com.google.gson.GsonBuilder().setPrettyPrinting().create().toJson(all) + "\n");
-            Files.move(tmp, into, java.nio.file.StandardCopyOption.REPLACE_EXISTING, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException | com.google.gson.JsonParseException | IllegalStateException e) {
-            throw new IllegalArgumentException("cannot merge " + from + " into " + into + ": " + e.getMessage());
-        }
-    }
-
-    private static com.google.gson.JsonArray readResults(Path json) throws IOException {
-        if (!Files.exists(json) || Files.size(json) == 0) {
-            return new com.google.gson.JsonArray();
-        }
-        return com.google.gson.JsonParser.parseString(Files.readString(json)).getAsJsonArray();
+    /** Each token ended by a NUL byte, as bash's {@code mapfile -d ''} reads them. */
+    static String tokens(List<String> tokens) {
+        StringBuilder s = new StringBuilder();
+        tokens.forEach(t -> s.append(t).append('\0'));
+        return s.toString();
     }
 
     /**
@@ -250,29 +242,6 @@ public final class Launch {
                 .find(org.openjdk.jmh.runner.format.OutputFormatFactory.createFormatInstance(
                         new java.io.PrintStream(java.io.OutputStream.nullOutputStream()),
                         org.openjdk.jmh.runner.options.VerboseMode.SILENT), includes, o.getExcludes());
-    }
-
-    static String describe(RankEnv env) {
-        return env.source() + " " + env.rank() + " " + env.worldSize() + " " + env.localRank() + " " + env.localWorldSize();
-    }
-
-    private static void provenance(String[] args) {
-        int dash = Arrays.asList(args).indexOf("--");
-        List<String> head = Arrays.asList(dash < 0 ? args : Arrays.copyOfRange(args, 0, dash));
-        List<String> jmhArgs = dash < 0 ? List.of() : Arrays.asList(Arrays.copyOfRange(args, dash + 1, args.length));
-        if (head.size() < 5) {
-            throw new IllegalArgumentException("provenance needs RUN_DIR MODE RANKS PROVIDER HOST...");
-        }
-        int ranks;
-        try {
-            ranks = Integer.parseInt(head.get(2));
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("provenance: RANKS '" + head.get(2) + "' is not a number");
-        }
-        Provenance.writeFragment(Path.of(head.get(0)), Provenance.LAUNCHER,
-                facts(head.get(1), ranks, head.get(3).equals("-") ? null : head.get(3), head.subList(4, head.size()), jmhArgs,
-                        System.getenv().getOrDefault("EFABENCH_COMMAND_LINE", ""),
-                        Path.of(System.getenv().getOrDefault("EFABENCH_ROOT", "."))));
     }
 
     static Map<String, Object> facts(String mode, int ranks, String provider, List<String> hosts, List<String> jmhArgs,

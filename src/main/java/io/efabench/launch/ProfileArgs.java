@@ -1,6 +1,5 @@
 package io.efabench.launch;
 
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -73,27 +72,5 @@ final class ProfileArgs {
             rest.add(f);
         }
         return rest;
-    }
-
-    /** {@code Launch profileargs JAR_DIR RUN_DIR JMH_ARGS...}: the arguments, each ended by a NUL byte. */
-    static void print(String[] args) throws IOException {
-        if (args.length < 2) {
-            throw new IllegalArgumentException("usage: Launch profileargs JAR_DIR RUN_DIR JMH_ARGS...");
-        }
-        Path runDir = Path.of(args[1]);
-        String paranoid = null;
-        try {
-            paranoid = Files.readString(Path.of("/proc/sys/kernel/perf_event_paranoid"));
-        } catch (IOException ignored) {
-            // no such file: treated as off
-        }
-        List<String> out = leaderArgs(List.of(args).subList(2, args.length), Path.of(args[0]), runDir,
-                System.getProperty("os.arch"), System.getenv("EFABENCH_PROFILE_EVENT"), paranoid,
-                line -> System.err.println("run-jmh: " + line));
-        Files.createDirectories(runDir.resolve("profile"));
-        StringBuilder s = new StringBuilder();
-        out.forEach(a -> s.append(a).append('\0'));
-        System.out.print(s);
-        System.out.flush();
     }
 }

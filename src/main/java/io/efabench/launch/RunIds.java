@@ -47,14 +47,4 @@ final class RunIds {
     private static boolean set(String v) {
         return v != null && !v.isEmpty();
     }
-
-    /** {@code Launch runid local|cluster RESULTS [SUFFIX]}. */
-    static String answer(String[] args) {
-        if (args.length < 2 || args.length > 3 || !(args[0].equals("local") || args[0].equals("cluster"))) {
-            throw new IllegalArgumentException("usage: Launch runid local|cluster RESULTS [SUFFIX]");
-        }
-        String suffix = args.length == 3 ? args[2] : "";
-        return args[0].equals("local") ? local(Path.of(args[1]), suffix, LocalDateTime.now())
-                : cluster(System.getenv(), suffix, LocalDateTime.now());
-    }
 }

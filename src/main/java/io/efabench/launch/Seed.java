@@ -14,14 +14,8 @@ import io.efabench.report.Sizes;
 
 /**
  * {@code ./run-jmh.sh seed write|sendrecv|all2all|proxy|ipc}: the seed's experiment with its
- * configs, sizes, rank layout and semantics, then our table beside the seed's p5 figures. Java
- * answers, run-jmh.sh runs:
- * <ul>
- *   <li>{@code args EXP [--sizes all|quick|LIST] [-- JMH_ARGS]}: the local rank count, the JMH
- *       arguments, then lines starting with "note: " to show; exit 2 with one line where the
- *       experiment cannot run here (proxy, ipc without a GPU) or the input is bad.</li>
- *   <li>{@code table EXP RUN_DIR}: the side-by-side table of the run's results.</li>
- * </ul>
+ * configs, sizes, rank layout and semantics ({@link #plan}, which {@link Plan} hands to
+ * run-jmh.sh), then {@code Seed table EXP RUN_DIR}: our table beside the seed's p5 figures.
  */
 public final class Seed {
     /** JMH timing unless the user passes their own after {@code --}. */
@@ -81,26 +75,11 @@ public final class Seed {
     }
 
     static String run(String[] args) {
-        if (args.length < 2) {
-            throw new IllegalArgumentException("usage: ./run-jmh.sh seed write|sendrecv|all2all|proxy|ipc [--sizes all|quick|LIST]");
+        if (args.length != 3 || !args[0].equals("table")) {
+            throw new IllegalArgumentException("usage: Seed table EXP RUN_DIR");
         }
         Experiment exp = Experiment.named(args[1]);
-        List<String> rest = List.of(args).subList(2, args.length);
-        return switch (args[0]) {
-            case "args" -> {
-                int dashes = rest.indexOf("--");
-                List<String> jmh = dashes < 0 ? List.of() : rest.subList(dashes + 1, rest.size());
-                List<String> own = dashes < 0 ? rest : rest.subList(0, dashes);
-                yield String.join("\n", plan(exp, visibleGpus(), option(own, "--sizes", "all"), jmh)) + "\n";
-            }
-            case "table" -> {
-                if (rest.isEmpty()) {
-                    throw new IllegalArgumentException("usage: Seed table EXP RUN_DIR");
-                }
-                yield SeedComparison.render(exp.name, JmhResults.read(Path.of(rest.getFirst())), exp.setup);
-            }
-            default -> throw new IllegalArgumentException("seed: unknown step '" + args[0] + "' (args, table)");
-        };
+        return SeedComparison.render(exp.name, JmhResults.read(Path.of(args[2])), exp.setup);
     }
 
     /**
@@ -173,16 +152,5 @@ public final class Seed {
             return 0;
         }
         return io.efabench.cuda.CudaDevice.visibleCount();
-    }
-
-    private static String option(List<String> args, String name, String otherwise) {
-        int i = args.indexOf(name);
-        if (i < 0) {
-            return otherwise;
-        }
-        if (i + 1 >= args.size()) {
-            throw new IllegalArgumentException(name + " needs a value");
-        }
-        return args.get(i + 1);
     }
 }

@@ -1,11 +1,7 @@
 package io.efabench.launch;
 
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
-
-import io.efabench.harness.TrialGpu;
 
 /**
  * The JMH runs one {@code ./run-jmh.sh} command makes, so the script only runs them. The user's
@@ -13,13 +9,10 @@ import io.efabench.harness.TrialGpu;
  * benchmarks' host configs ({@link Launch#hostConfigs}), the device ones named as skipped. No
  * arguments: the quick suite, and where no GPU is visible its host configs as two runs (SendRecv's
  * and Write's configs have different names, and JMH's {@code -p} applies to every benchmark of a
- * run) whose results join the first one's run folder ({@code Launch merge}).
+ * run) whose results join the first one's run folder ({@link RunFolder#merge}).
  *
- * <p>{@code Suites JMH_ARGS...} answers with NUL-ended tokens: the number of suites, then
- * {@code note, TEXT} for a line to
- * show, {@code suite, TAG, N} and N JMH arguments for a run (TAG empty for the first run of the
- * command, else the run folder suffix of a later one, e.g. {@code write}). A refusal is one line on
- * stderr and status 2.
+ * <p>A suite's TAG is empty for the first run of the command, else the run folder suffix of a
+ * later one (e.g. {@code write}); {@link Plan} hands the suites to the script.
  */
 final class Suites {
     /** The quick suite's options: a few minutes on a 2-core laptop. */
@@ -63,29 +56,5 @@ final class Suites {
             }
         }
         return new Plan(notes, suites);
-    }
-
-    /** The plan as run-jmh.sh reads it (see the class comment). */
-    static String tokens(Plan p) {
-        StringBuilder s = new StringBuilder().append(p.suites().size()).append('\0');
-        for (String n : p.notes()) {
-            s.append("note\0").append(n).append('\0');
-        }
-        for (Suite suite : p.suites()) {
-            s.append("suite\0").append(suite.tag()).append('\0').append(suite.jmhArgs().size()).append('\0');
-            suite.jmhArgs().forEach(a -> s.append(a).append('\0'));
-        }
-        return s.toString();
-    }
-
-    public static void main(String[] args) {
-        try {
-            PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-            out.print(tokens(plan(List.of(args), TrialGpu.present())));
-            out.flush();
-        } catch (IllegalArgumentException e) {
-            System.err.println("run-jmh: " + e.getMessage());
-            System.exit(2);
-        }
     }
 }

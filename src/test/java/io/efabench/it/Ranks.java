@@ -55,7 +55,7 @@ final class Ranks {
     }
 
     /**
-     * A free port below the kernel's ephemeral range (32768+), like run-jmh.sh's free_port: a
+     * A free port below the kernel's ephemeral range (32768+), like the launcher's (RunFolder.port): a
      * port from ServerSocket(0) is ephemeral, and the JMH host JVMs of the ranks bind ephemeral
      * ports for their forks while rank 0 is still starting, so one took the rendezvous port once
      * ("answered but is not an efabench rendezvous").

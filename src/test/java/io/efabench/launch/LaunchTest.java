@@ -10,19 +10,11 @@ import java.util.Map;
 
 import org.junit.jupiter.api.Test;
 
-import io.efabench.rank.RankEnv;
-
 /** run-jmh.sh's questions answered by the same code the ranks use. */
 class LaunchTest {
     @Test
-    void rankLineComesFromRankEnv() {
-        assertEquals("slurm 2 4 0 2", Launch.describe(RankEnv.fromMap(Map.of("SLURM_PROCID", "2", "SLURM_NTASKS", "4",
-                "SLURM_LOCALID", "0", "SLURM_NTASKS_PER_NODE", "2", "SLURM_JOB_NODELIST", "a,b", "SLURM_JOB_ID", "7"))));
-        // Open MPI's size without its rank is Open MPI (bash's old reading said nothing for it).
-        assertEquals("openmpi 1 2 1 2", Launch.describe(RankEnv.fromMap(Map.of("OMPI_COMM_WORLD_RANK", "1",
-                "OMPI_COMM_WORLD_SIZE", "2", "OMPI_COMM_WORLD_LOCAL_RANK", "1", "OMPI_COMM_WORLD_LOCAL_SIZE", "2",
-                "MASTER_ADDR", "h", "MASTER_PORT", "29500"))));
-        assertEquals("single 0 1 0 1", Launch.describe(RankEnv.fromMap(Map.of())));
+    void tokensEndEachWithANul() {
+        assertEquals("run\0\0-p\0a b\0", Launch.tokens(List.of("run", "", "-p", "a b")));
     }
 
     @Test

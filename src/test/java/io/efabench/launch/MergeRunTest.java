@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -11,9 +13,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * run-jmh.sh's merge_run: the quick suite without a GPU runs SendRecv and Write as two JMH runs
- * (their config names differ, and JMH's -p applies to every benchmark); the second joins the
- * first's run folder, so one folder holds both halves and results/latest points at it.
+ * RunFolder.merge: the quick suite without a GPU runs SendRecv and Write as two JMH runs (their
+ * config names differ, and JMH's -p applies to every benchmark); the second joins the first's run
+ * folder, so one folder holds both halves and results/latest points at it.
  */
 class MergeRunTest {
     @TempDir
@@ -31,13 +33,8 @@ class MergeRunTest {
         write(from.resolve("followers/rank1.json"), "[]");
         write(from.resolve("provenance/launcher.json"), "{\"second\": 2}");
         write(from.resolve("provenance/fabric-WriteBenchmark-size_4K.json"), "{}");
-        String stubs = "note() { echo \"note: $*\"; }; rel() { echo \"$1\"; }; die() { echo \"die: $*\"; exit \"$1\"; }; "
-                + "point_latest() { ln -sfn \"$2\" \"$RESULTS/latest\"; }; ";
-        String java = ProcessHandle.current().info().command().orElse("java");
-        LauncherFunction.Result r = LauncherFunction.run("merge_run", stubs + "JAVA='" + java + "' JAR='"
-                + System.getProperty("java.class.path") + "' RESULTS='" + results + "' CLUSTER_RANK= merge_run '" + into
-                + "' '" + from + "' '' write");
-        assertEquals(0, r.status(), r.output());
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        RunFolder.merge(into, from, "write", false, new PrintStream(out, true));
 
         String json = Files.readString(into.resolve("jmh.json"));
         assertEquals(1, json.split("SendRecvBenchmark").length - 1, json);
@@ -49,7 +46,22 @@ class MergeRunTest {
         assertTrue(Files.exists(into.resolve("followers/rank1.json")));
         assertFalse(Files.exists(from), "the second folder is gone");
         assertEquals(into.getFileName(), Files.readSymbolicLink(results.resolve("latest")));
-        assertTrue(r.output().contains("note: " + from + "'s results joined " + into), r.output());
+        assertEquals("run-jmh: " + RunFolder.rel(from) + "'s results joined " + RunFolder.rel(into) + "\n", out.toString());
+    }
+
+    /** Under a cluster launcher rank 0 merges and the other ranks' logs stay where they wrote them. */
+    @Test
+    void aClusterRunKeepsTheSecondFolderAndItsHiddenMarkers() throws Exception {
+        Path into = results.resolve("slurm-7");
+        Path from = results.resolve("slurm-7-write");
+        write(into.resolve("jmh.json"), "");
+        write(from.resolve("jmh.json"), "[]");
+        write(from.resolve("logs/rank0.log"), "rank 0");
+        write(from.resolve("logs/.rank0.started"), "");
+        RunFolder.merge(into, from, "write", true, new PrintStream(new ByteArrayOutputStream()));
+        assertTrue(Files.exists(from.resolve("logs/.rank0.started")), "hidden files stay");
+        assertTrue(Files.exists(into.resolve("logs/rank0.log")));
+        assertTrue(Files.exists(from.resolve("jmh.json")), "the folder stays whole but for the moved files");
     }
 
     private static void write(Path file, String text) throws Exception {

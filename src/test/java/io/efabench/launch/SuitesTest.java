@@ -42,11 +42,4 @@ class SuitesTest {
         List<String> named = List.of("WriteBenchmark", "-p", "config=SingleDMA");
         assertEquals(List.of(new Suites.Suite("", named)), Suites.plan(named, false).suites(), "named configs are the user's");
     }
-
-    @Test
-    void tokensStartWithTheSuiteCountAndEndEachWithANul() {
-        Suites.Plan p = new Suites.Plan(List.of("a note"), List.of(new Suites.Suite("", List.of("X", "-p", "a b")),
-                new Suites.Suite("y", List.of())));
-        assertEquals("2\0note\0a note\0suite\0\0" + "3\0X\0-p\0a b\0suite\0y\0" + "0\0", Suites.tokens(p));
-    }
 }
