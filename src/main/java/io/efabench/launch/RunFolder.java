@@ -36,22 +36,31 @@ import io.efabench.report.Report;
 final class RunFolder {
     private RunFolder() {}
 
-    static List<String> start(String[] args, Map<String, String> env) {
-        int words = args.length > 8 && args[8].matches("[0-9]+") ? Integer.parseInt(args[8]) : -1;
-        if (words < 0 || args.length < 10 + words || !args[9 + words].equals("--")) {
-            throw new IllegalArgumentException("usage: Launch start MODE RESULTS SUFFIX RANK WORLD PROVIDER PROFILE HOST N ARGV... -- JMH_ARGS...");
+    /** {@code start}'s positional arguments, as run-jmh.sh passes them, by name. */
+    private record StartArgs(String mode, Path results, String suffix, int rank, int world, String provider, boolean profile,
+            String host, String commandLine, List<String> jmh) {
+        static StartArgs parse(String[] a) {
+            int words = a.length > 8 && a[8].matches("[0-9]+") ? Integer.parseInt(a[8]) : -1;
+            if (words < 0 || a.length < 10 + words || !a[9 + words].equals("--")) {
+                throw new IllegalArgumentException("usage: Launch start MODE RESULTS SUFFIX RANK WORLD PROVIDER PROFILE HOST N ARGV... -- JMH_ARGS...");
+            }
+            return new StartArgs(a[0], Path.of(a[1]), a[2], Integer.parseInt(a[3]), Integer.parseInt(a[4]), a[5], a[6].equals("yes"),
+                    a[7], shellWords(List.of(a).subList(9, 9 + words)), List.of(a).subList(10 + words, a.length));
         }
-        String commandLine = shellWords(List.of(args).subList(9, 9 + words));
-        List<String> jmh = List.of(args).subList(10 + words, args.length);
-        JmhArgs.check(jmh);
-        boolean local = args[0].equals("local");
+
+        boolean local() {
+            return mode.equals("local");
+        }
+    }
+
+    static List<String> start(String[] args, Map<String, String> env) {
+        StartArgs a = StartArgs.parse(args);
+        JmhArgs.check(a.jmh());
+        boolean local = a.local();
         String grace = local ? grace(env) : "";
         String port = local ? port(env) : "";
-        int rank = Integer.parseInt(args[3]);
-        int world = Integer.parseInt(args[4]);
-        Path results = Path.of(args[1]);
-        String id = local ? RunIds.local(results, args[2], LocalDateTime.now()) : RunIds.cluster(env, args[2], LocalDateTime.now());
-        Path dir = results.resolve(id);
+        String id = local ? RunIds.local(a.results(), a.suffix(), LocalDateTime.now()) : RunIds.cluster(env, a.suffix(), LocalDateTime.now());
+        Path dir = a.results().resolve(id);
         try {
             for (String sub : List.of("logs", "followers", "provenance")) {
                 Files.createDirectories(dir.resolve(sub));
@@ -59,12 +68,12 @@ final class RunFolder {
         } catch (IOException e) {
             throw new Launch.Failed(1, "cannot create " + dir);
         }
-        if (local || rank == 0) {
+        if (local || a.rank() == 0) {
             String slurmHosts = env.getOrDefault("SLURM_JOB_NODELIST", "");
-            List<String> hosts = List.of(local || slurmHosts.isEmpty() ? args[7] : slurmHosts);
+            List<String> hosts = List.of(local || slurmHosts.isEmpty() ? a.host() : slurmHosts);
             try {
-                Provenance.writeFragment(dir, Provenance.LAUNCHER, Launch.facts(local ? "local" : args[0], world,
-                        args[5].isEmpty() ? null : args[5], hosts, jmh, commandLine,
+                Provenance.writeFragment(dir, Provenance.LAUNCHER, Launch.facts(local ? "local" : a.mode(), a.world(),
+                        a.provider().isEmpty() ? null : a.provider(), hosts, a.jmh(), a.commandLine(),
                         Path.of(env.getOrDefault("EFABENCH_ROOT", "."))));
             } catch (RuntimeException e) {
                 System.err.println("run-jmh: " + e.getMessage());
@@ -73,12 +82,14 @@ final class RunFolder {
         }
         boolean metrics = !"1".equals(env.get("EFABENCH_NO_METRICS"));
         List<String> out = new ArrayList<>(List.of(dir.toString(), port, grace));
-        out.addAll(notes(local, rank, world, port, args[0], args[5], args[7], dir));
-        for (int k = local ? world - 1 : rank; k >= (local ? 0 : rank); k--) {
-            List<String> a = k == 0 ? JmhArgs.rankArgs(leaderArgs(jmh, dir, args[6].equals("yes"), env), jmh, dir.resolve("jmh.json"), metrics)
+        out.addAll(notes(local, a.rank(), a.world(), port, a.mode(), a.provider(), a.host(), dir));
+        // Ranks to start: every local one, WORLD-1 down to 0; under a cluster launcher this one.
+        for (int k = local ? a.world() - 1 : a.rank(); k >= (local ? 0 : a.rank()); k--) {
+            List<String> jmh = a.jmh();
+            List<String> r = k == 0 ? JmhArgs.rankArgs(leaderArgs(jmh, dir, a.profile(), env), jmh, dir.resolve("jmh.json"), metrics)
                     : JmhArgs.rankArgs(jmh, jmh, dir.resolve("followers/rank" + k + ".json"), metrics);
-            out.add(Integer.toString(a.size()));
-            out.addAll(a);
+            out.add(Integer.toString(r.size()));
+            out.addAll(r);
         }
         return out;
     }
