@@ -84,8 +84,8 @@ final class RunFolder {
         List<String> out = new ArrayList<>(List.of(dir.toString(), port, grace));
         out.addAll(notes(local, a.rank(), a.world(), port, a.mode(), a.provider(), a.host(), dir));
         // Ranks to start: every local one, WORLD-1 down to 0; under a cluster launcher this one.
+        List<String> jmh = a.jmh();
         for (int k = local ? a.world() - 1 : a.rank(); k >= (local ? 0 : a.rank()); k--) {
-            List<String> jmh = a.jmh();
             List<String> r = k == 0 ? JmhArgs.rankArgs(leaderArgs(jmh, dir, a.profile(), env), jmh, dir.resolve("jmh.json"), metrics)
                     : JmhArgs.rankArgs(jmh, jmh, dir.resolve("followers/rank" + k + ".json"), metrics);
             out.add(Integer.toString(r.size()));

@@ -106,8 +106,11 @@ class LauncherIT {
         }, "--ranks", "2", "LauncherProbe", "-p", "size=1K,2K", "-wi", "0", "-i", "1", "-r", "20s");
         assertTrue(sent[0], "the second trial never started:\n" + r.out);
         assertEquals(143, r.code, r.out);
-        Path json = Files.list(results).filter(Files::isDirectory).filter(d -> Files.exists(d.resolve("jmh.json")))
-                .findFirst().orElseThrow().resolve("jmh.json");
+        Path json;
+        try (var folders = Files.list(results)) {
+            json = folders.filter(Files::isDirectory).filter(d -> Files.exists(d.resolve("jmh.json")))
+                    .findFirst().orElseThrow().resolve("jmh.json");
+        }
         String text = Files.readString(json);
         var trials = com.google.gson.JsonParser.parseString(text).getAsJsonArray();
         assertEquals(1, trials.size(), text);
