@@ -345,7 +345,7 @@ public final class Channel implements AutoCloseable {
         return EndpointOptions.maxWrite(maxRmaAnswer, nic.maxMsgSize(), cap);
     }
 
-    /** Largest write {@link #tryInjectWrite} takes: see {@link EndpointOptions#injectRmaSize}. */
+    /** Largest write {@link InjectTarget#tryInject} takes: see {@link EndpointOptions#injectRmaSize}. */
     public long injectRmaSize() {
         return injectRmaSize;
     }
@@ -447,23 +447,22 @@ public final class Channel implements AutoCloseable {
     }
 
     /**
-     * {@code fi_inject_writedata}: an RMA write with immediate data that generates no local
-     * completion; the source may be reused as soon as this returns 0 (what fi_rma_bw posts for
-     * every write that fits the inject size). Host memory only, {@code len} at most
-     * {@link #injectRmaSize()}. Returns 0 or {@code -FI_EAGAIN}.
+     * Where {@code fi_inject_writedata} writes from {@code src} go to {@code target} of the peer at
+     * {@code dest}: an RMA write with immediate data that generates no local completion, the source
+     * reusable as soon as the post returns (what fi_rma_bw posts for every write that fits the
+     * inject size). Host memory only; a write at most {@link #injectRmaSize()} bytes.
      */
-    public int tryInjectWrite(MemoryRegion mr, long off, long len, long dest, RemoteRegion target, long targetOffset,
-                              long data) {
-        checkLocal(mr, off, len);
-        if (len > injectRmaSize || targetOffset < 0 || len > target.length() - targetOffset) {
-            throw new IndexOutOfBoundsException("inject write of " + len + " bytes at offset " + targetOffset
-                    + ": inject size " + injectRmaSize + ", remote region " + target.length() + " bytes");
-        }
+    public InjectTarget injectTarget(MemoryRegion src, long dest, RemoteRegion target) {
+        checkLocal(src, 0, 0);
+        return new InjectTarget(this, src, dest, target, injectRmaSize);
+    }
+
+    /** {@link InjectTarget#tryInject}, its addresses checked there. */
+    int injectWrite(long src, long len, long dest, long dst, long key, long data) {
         long rc;
         calls.enter(CallBoardLayout.INJECT_WRITE);
         try {
-            rc = (long) INJECT_DATA.invokeExact(injectDataFn, ep, mr.address() + off, len, data, dest,
-                    target.base() + targetOffset, target.key());
+            rc = (long) INJECT_DATA.invokeExact(injectDataFn, ep, src, len, data, dest, dst, key);
         } catch (Throwable t) {
             throw new AssertionError("downcall failed", t);
         } finally {

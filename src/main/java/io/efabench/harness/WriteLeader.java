@@ -1,5 +1,6 @@
 package io.efabench.harness;
 
+import io.efabench.fabric.InjectTarget;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
 import io.efabench.harness.engine.Immediate;
@@ -19,6 +20,8 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
     private final RemoteRegion[][] dstOf;
     /** Op i goes out with fi_inject_writedata (host memory, at most the inject size: fi_rma_bw's rule). */
     private final boolean[] injectOp;
+    /** Where injected writes to target k on channel c go, resolved once (null without injected ops). */
+    private final InjectTarget[][] injectTo;
     private final int[] lastOpTo;
     private final WriteEngine engine;
     private final RoundPipeline pipeline;
@@ -45,6 +48,13 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
             int c = plan.channel[i];
             injectOp[i] = inject && t.memory() == MemoryKind.HOST && plan.len[i] <= t.channel(c).injectRmaSize();
             lastOpTo[plan.peer[i]] = i;
+        }
+        injectTo = new InjectTarget[t.size][];
+        for (int k = 1; k < t.size; k++) {
+            injectTo[k] = new InjectTarget[t.channelCount()];
+            for (int c = 0; c < t.channelCount(); c++) {
+                injectTo[k][c] = t.channel(c).injectTarget(srcMr[c], t.peer(k, c), dstOf[k][c]);
+            }
         }
         acked = new long[t.size];
         local = new LocalCompletions(t.size, w.window);
@@ -136,7 +146,7 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
         }
         long imm = Immediate.encode(kind, 0, r);
         if (injectOp[i]) {
-            engine.inject(c, srcMr[c], srcOff, len, to, dstOf[to][c], dstOff, imm, r);
+            engine.inject(injectTo[to][c], srcOff, len, dstOff, imm, to, r);
             return;
         }
         engine.write(c, srcMr[c], srcOff, len, to, dstOf[to][c], dstOff, imm, local.posted(r, peer), r);

@@ -248,7 +248,8 @@ class ChannelTest {
         if (b.rxCqDataConsumesRecv()) {
             post("recv for the immediate", () -> b.tryRecv(spare, 0, 64, 1));
         }
-        post("inject write", () -> a.tryInjectWrite(src, 0, size, aToB, target, at, 0xbeef));
+        InjectTarget toB = a.injectTarget(src, aToB, target);
+        post("inject write", () -> toB.tryInject(0, size, at, 0xbeef));
 
         pumpUntil("remote CQ data of the injected write", () -> !seenB.isEmpty());
         for (int i = 0; i < 1000; i++) {
@@ -260,9 +261,13 @@ class ChannelTest {
         assertEquals(0xbeef, notified.data(), "remote CQ data");
         assertArrayEquals(src.segment().toArray(ValueLayout.JAVA_BYTE),
                 dst.segment().asSlice(at, size).toArray(ValueLayout.JAVA_BYTE), "injected bytes");
-        assertThrows(IndexOutOfBoundsException.class,
-                () -> a.tryInjectWrite(src, 0, a.nic().injectSize() + 1, aToB, target, 0, 0),
+        assertThrows(IndexOutOfBoundsException.class, () -> toB.tryInject(0, a.nic().injectSize() + 1, 0, 0),
                 "more than the inject size is refused before the provider");
+        assertThrows(IndexOutOfBoundsException.class, () -> toB.tryInject(1, size, 0, 0),
+                "a source span past the local region is refused");
+        assertThrows(IndexOutOfBoundsException.class, () -> toB.tryInject(0, size, target.length() - size + 1, 0),
+                "a target span past the remote region is refused");
+        assertThrows(IndexOutOfBoundsException.class, () -> toB.tryInject(-1, size, 0, 0), "a negative offset is refused");
     }
 
     private static boolean isZero(MemorySegment s) {

@@ -2,6 +2,7 @@ package io.efabench.harness.engine;
 
 import io.efabench.fabric.Channel;
 import io.efabench.fabric.Completion;
+import io.efabench.fabric.InjectTarget;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
 import io.efabench.harness.BenchmarkSetupException;
@@ -166,22 +167,20 @@ public final class WriteEngine {
     }
 
     /**
-     * Posts a write with fi_inject_writedata: no context, no local completion, complete once
-     * posted. The provider still needs progress to recycle its inject buffers, so the CQs are
-     * read before an injected write once {@code injectPollEvery} went out since the last read
-     * (the caller's own waits read them too: at window 1 the wait for the ack does it every round).
+     * Posts a write with fi_inject_writedata to {@code to} ({@code peer}'s region): no context, no
+     * local completion, complete once posted. The provider still needs progress to recycle its
+     * inject buffers, so the CQs are read before an injected write once {@code injectPollEvery}
+     * went out since the last read (the caller's own waits read them too: at window 1 the wait for
+     * the ack does it every round).
      */
-    public void inject(int c, MemoryRegion src, long srcOff, long len, int peer, RemoteRegion dst, long dstOff, long imm,
-            long round) {
+    public void inject(InjectTarget to, long srcOff, long len, long dstOff, long imm, int peer, long round) {
         if (injectedSincePoll >= injectPollEvery) {
             progress();
         }
         injectedSincePoll++;
-        Channel ch = channels[c];
-        long dest = t.peer(peer, c);
-        if (ch.tryInjectWrite(src, srcOff, len, dest, dst, dstOff, imm) != 0) {
+        if (to.tryInject(srcOff, len, dstOff, imm) != 0) {
             deadline.start();
-            while (ch.tryInjectWrite(src, srcOff, len, dest, dst, dstOff, imm) != 0) {
+            while (to.tryInject(srcOff, len, dstOff, imm) != 0) {
                 progress();
                 deadline.check("posting an injected write", peer, round);
             }
