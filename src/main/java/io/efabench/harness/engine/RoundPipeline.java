@@ -47,6 +47,8 @@ public final class RoundPipeline {
     private final int slots;
     private final Deadline deadline;
     private long posted;
+    /** Every round up to this one was seen complete, awaited in order. */
+    private long completedThrough;
 
     /**
      * {@code window} rounds in flight over {@code slots} regions per buffer; the window is at most
@@ -88,7 +90,7 @@ public final class RoundPipeline {
     /** Untimed: one whole round, posted and completed. */
     public long warm() {
         long r = post(true);
-        await(r);
+        awaitThrough(r);
         return r;
     }
 
@@ -97,30 +99,50 @@ public final class RoundPipeline {
      * in order. Returns the last.
      */
     public long timed() {
-        long first = posted + 1;
         for (int k = 1; k <= window; k++) {
             post(k == window);
         }
-        for (long r = first; r <= posted; r++) {
-            await(r);
-        }
+        awaitThrough(posted);
         return posted;
     }
 
     /** Untimed: waits for every round posted. */
     public void drain() {
-        await(posted);
+        awaitThrough(posted);
     }
 
-    /** Waits, with progress, until round {@code r} completed; rounds before 1 are complete. */
+    /**
+     * Awaits each round not yet seen complete up to {@code r}, in order. Every post awaits the
+     * round a window before it, so these are at most a window's rounds.
+     */
+    private void awaitThrough(long r) {
+        for (long q = completedThrough + 1; q <= r; q++) {
+            await(q);
+        }
+    }
+
+    /**
+     * Waits, with progress, until round {@code r} completed; rounds before 1 are complete, and so
+     * is every round up to the last one awaited in order, without asking the port: a post awaits
+     * the round a window before it, which in a timed window is always one of those, so posting a
+     * window costs no completion check per round.
+     */
     public void await(long r) {
-        if (r < 1 || port.complete(r)) {
+        if (r < 1 || r <= completedThrough) {
             return;
         }
-        deadline.start();
-        while (!port.complete(r)) {
-            port.progress();
-            deadline.check(port.awaited(), port.peerAwaited(r), r);
+        if (!port.complete(r)) {
+            deadline.start();
+            while (!port.complete(r)) {
+                port.progress();
+                deadline.check(port.awaited(), port.peerAwaited(r), r);
+            }
+        }
+        // In order only (a round's completion does not always imply the earlier ones'), and only
+        // rounds wholly posted: a port that awaits its round between its groups (window 1, targets
+        // in turn) calls this before the round's last writes are out.
+        if (r == completedThrough + 1 && r <= posted) {
+            completedThrough = r;
         }
     }
 }

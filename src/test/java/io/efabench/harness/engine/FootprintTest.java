@@ -41,6 +41,8 @@ class FootprintTest {
     void roundsInAWindowUseDistinctSlots() {
         for (long r = 1; r < 200; r++) {
             assertEquals((int) (r % 7), Footprint.slotOf(r, 7));
+            assertEquals((int) (r % 64), Footprint.slotOf(r, 64), "a power of two takes the mask");
+            assertEquals(0, Footprint.slotOf(r, 1));
         }
         assertThrows(BenchmarkSetupException.class, () -> Footprint.bufferBytes(256, Long.MAX_VALUE / 2));
     }

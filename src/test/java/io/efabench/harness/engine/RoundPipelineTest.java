@@ -32,6 +32,8 @@ class RoundPipelineTest {
         long headSince;
         long completedUpTo;
         int maxInFlight;
+        int completeCalls;
+        int completeCallsAtLastPost;
 
 
         @Override
@@ -44,6 +46,7 @@ class RoundPipelineTest {
             }
             inFlight.add(round);
             maxInFlight = Math.max(maxInFlight, inFlight.size());
+            completeCallsAtLastPost = completeCalls;
             Set<Integer> used = new HashSet<>();
             for (long r : inFlight) {
                 assertTrue(used.add(pipeline.slot(r)), "two rounds in flight write one slot: " + inFlight);
@@ -52,6 +55,7 @@ class RoundPipelineTest {
 
         @Override
         public boolean complete(long round) {
+            completeCalls++;
             return round <= completedUpTo;
         }
 
@@ -155,5 +159,118 @@ class RoundPipelineTest {
         stuck.pipeline = p;
         BenchmarkSetupException e = assertThrows(BenchmarkSetupException.class, p::warm);
         assertTrue(e.getMessage().contains("the fake link's round (round 1) with rank 1 did not complete"), e.getMessage());
+    }
+
+    /**
+     * Posting a timed window asks the port nothing: the round a window before each post was
+     * already awaited in order (at 64 B a completion check per write was a measurable part of
+     * the write's time). Fails if posts check completions again.
+     */
+    @ParameterizedTest(name = "window {0}")
+    @ValueSource(ints = {2, 64})
+    void postingATimedWindowChecksNoCompletion(int window) {
+        SerialLink link = new SerialLink();
+        RoundPipeline p = pipeline(link, window);
+        p.warm();
+        p.timed();
+        int before = link.completeCalls;
+        link.completeCallsAtLastPost = -1;
+        p.timed();
+        assertEquals(before, link.completeCallsAtLastPost, "completion checks while posting the window");
+        assertTrue(link.completeCalls > before, "the window's own rounds are awaited");
+    }
+
+    /**
+     * A drain waits for every round posted, also where the last one completes first (local
+     * completions need not come in order): awaiting only the last round would return with
+     * earlier ones in flight, and the next window could then reuse their slots.
+     */
+    @ParameterizedTest(name = "window {0}")
+    @ValueSource(ints = {2, 8})
+    void aDrainWaitsForEveryRoundWhenTheyCompleteOutOfOrder(int window) {
+        Set<Long> done = new HashSet<>();
+        ArrayDeque<Long> posted = new ArrayDeque<>();
+        long[] ticks = {0};
+        SerialLink lastFirst = new SerialLink() {
+            @Override
+            public void post(long round, boolean closesWindow) {
+                posted.add(round);
+            }
+
+            @Override
+            public boolean complete(long round) {
+                return done.contains(round);
+            }
+
+            @Override
+            public void progress() {
+                // the newest round in flight completes first, one per 10 passes
+                if (++ticks[0] % SERVICE == 0 && !posted.isEmpty()) {
+                    done.add(posted.pollLast());
+                }
+            }
+        };
+        RoundPipeline p = new RoundPipeline(lastFirst, window, window, Deadline.alone(Duration.ofSeconds(10)));
+        lastFirst.pipeline = p;
+        for (int i = 0; i < 3 * window; i++) {
+            p.post();
+        }
+        p.drain();
+        for (long r = 1; r <= p.posted(); r++) {
+            assertTrue(done.contains(r), "round " + r + " still in flight after the drain");
+        }
+    }
+
+    /**
+     * Window 1 with targets in turn: the port awaits its round between the round's groups (Write's
+     * and Read's leaders do). That wait must not mark the round complete, or the invocation
+     * would return with the last group in flight (ReadIT's fault test caught it once).
+     */
+    @org.junit.jupiter.api.Test
+    void aRoundAwaitedBetweenItsGroupsCompletesOnlyWithItsLastGroup() {
+        java.util.Map<Long, Integer> pending = new java.util.HashMap<>();
+        ArrayDeque<Long> queue = new ArrayDeque<>();
+        long[] ticks = {0};
+        RoundPipeline[] p = new RoundPipeline[1];
+        RoundPipeline.Port twoGroups = new RoundPipeline.Port() {
+            @Override
+            public void post(long round, boolean closesWindow) {
+                for (int group = 0; group < 2; group++) {
+                    if (group > 0) {
+                        p[0].await(round);
+                    }
+                    pending.merge(round, 1, Integer::sum);
+                    queue.add(round);
+                }
+            }
+
+            @Override
+            public boolean complete(long round) {
+                return pending.getOrDefault(round, 0) == 0;
+            }
+
+            @Override
+            public void progress() {
+                if (++ticks[0] % SERVICE == 0 && !queue.isEmpty()) {
+                    pending.merge(queue.poll(), -1, Integer::sum);
+                }
+            }
+
+            @Override
+            public String awaited() {
+                return "a group";
+            }
+
+            @Override
+            public int peerAwaited(long round) {
+                return 1;
+            }
+        };
+        p[0] = new RoundPipeline(twoGroups, 1, 1, Deadline.alone(Duration.ofSeconds(10)));
+        p[0].warm();
+        for (int i = 0; i < 5; i++) {
+            long r = p[0].timed();
+            assertTrue(queue.isEmpty(), "round " + r + " returned with a group in flight");
+        }
     }
 }
