@@ -72,7 +72,8 @@ static void *resolve(const char *name) {
     return w.handle ? dlsym(w.handle, name) : NULL;
 }
 
-static long traced(struct counter *c, long a, long b, long d, long e, long f, long g) {
+/* The real function behind c, found on first use; a process without it cannot be traced. */
+static fn6 real_of(struct counter *c) {
     if (!c->real) {
         c->real = (fn6)resolve(c->name);
         if (!c->real) {
@@ -80,15 +81,21 @@ static long traced(struct counter *c, long a, long b, long d, long e, long f, lo
             _exit(97);
         }
     }
+    return c->real;
+}
+
+static void tally(struct counter *c, long t0, long bytes) {
+    atomic_fetch_add(&c->ns, now_ns() - t0);
+    atomic_fetch_add(&c->calls, 1);
+    atomic_fetch_add(&c->bytes, bytes);
+}
+
+static long traced(struct counter *c, long a, long b, long d, long e, long f, long g) {
+    fn6 real = real_of(c);
     long args[6] = {a, b, d, e, f, g};
     long t0 = now_ns();
-    long rc = c->real(a, b, d, e, f, g);
-    long t1 = now_ns();
-    atomic_fetch_add(&c->calls, 1);
-    atomic_fetch_add(&c->ns, t1 - t0);
-    if (c->copy_size_arg >= 0) {
-        atomic_fetch_add(&c->bytes, args[c->copy_size_arg]);
-    }
+    long rc = real(a, b, d, e, f, g);
+    tally(c, t0, c->copy_size_arg >= 0 ? args[c->copy_size_arg] : 0);
     return rc;
 }
 
@@ -143,20 +150,21 @@ typedef struct {
 } ipc_handle;
 typedef long (*ipc_open_fn)(void **, ipc_handle, unsigned);
 
-#define IPC_OPEN(name)                                                                             \
-    static struct counter c_##name = {#name, -1};                                                  \
+/* Functions of that signature: name, then -1 (no size argument), for the list macros below. */
+#define IPC_OPENS(X)                                                                               \
+    X(cudaIpcOpenMemHandle, -1)                                                                    \
+    X(cuIpcOpenMemHandle_v2, -1)
+
+#define IPC_OPEN(name, size_arg)                                                                   \
     long name(void **p, ipc_handle h, unsigned flags) {                                            \
-        if (!c_##name.real) {                                                                      \
-            c_##name.real = (fn6)resolve(#name);                                                   \
-        }                                                                                          \
+        ipc_open_fn real = (ipc_open_fn)real_of(&c_##name);                                        \
         long t0 = now_ns();                                                                        \
-        long rc = ((ipc_open_fn)c_##name.real)(p, h, flags);                                       \
-        atomic_fetch_add(&c_##name.calls, 1);                                                      \
-        atomic_fetch_add(&c_##name.ns, now_ns() - t0);                                             \
+        long rc = real(p, h, flags);                                                               \
+        tally(&c_##name, t0, 0);                                                                   \
         return rc;                                                                                 \
     }
-IPC_OPEN(cudaIpcOpenMemHandle)
-IPC_OPEN(cuIpcOpenMemHandle_v2)
+IPC_OPENS(COUNTER)
+IPC_OPENS(IPC_OPEN)
 
 static void report(FILE *out, struct counter *c) {
     long n = atomic_load(&c->calls);
@@ -180,7 +188,7 @@ __attribute__((destructor)) static void report_all(void) {
         long any = 0;
 #define ANY(name, size_arg) any += atomic_load(&c_##name.calls);
         TRACED(ANY)
-        any += atomic_load(&c_cudaIpcOpenMemHandle.calls) + atomic_load(&c_cuIpcOpenMemHandle_v2.calls);
+        IPC_OPENS(ANY)
         if (!any) {
             return;
         }
@@ -191,8 +199,7 @@ __attribute__((destructor)) static void report_all(void) {
     }
 #define REPORT(name, size_arg) report(out, &c_##name);
     TRACED(REPORT)
-    report(out, &c_cudaIpcOpenMemHandle);
-    report(out, &c_cuIpcOpenMemHandle_v2);
+    IPC_OPENS(REPORT)
     if (out != stderr) {
         fclose(out);
     }

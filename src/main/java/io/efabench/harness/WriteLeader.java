@@ -44,13 +44,15 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
         int n = plan.ops();
         injectOp = new boolean[n];
         lastOpTo = new int[t.size];
+        boolean injects = false;
         for (int i = 0; i < n; i++) {
             int c = plan.channel[i];
             injectOp[i] = inject && t.memory() == MemoryKind.HOST && plan.len[i] <= t.channel(c).injectRmaSize();
+            injects |= injectOp[i];
             lastOpTo[plan.peer[i]] = i;
         }
-        injectTo = new InjectTarget[t.size][];
-        for (int k = 1; k < t.size; k++) {
+        injectTo = injects ? new InjectTarget[t.size][] : null;
+        for (int k = 1; injects && k < t.size; k++) {
             injectTo[k] = new InjectTarget[t.channelCount()];
             for (int c = 0; c < t.channelCount(); c++) {
                 injectTo[k][c] = t.channel(c).injectTarget(srcMr[c], t.peer(k, c), dstOf[k][c]);

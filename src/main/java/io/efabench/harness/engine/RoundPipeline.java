@@ -128,7 +128,7 @@ public final class RoundPipeline {
      * window costs no completion check per round.
      */
     public void await(long r) {
-        if (r < 1 || r <= completedThrough) {
+        if (r <= completedThrough) { // completedThrough starts at 0: rounds before 1 too
             return;
         }
         if (!port.complete(r)) {

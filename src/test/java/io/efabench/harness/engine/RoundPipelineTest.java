@@ -6,9 +6,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Map;
 import java.util.Set;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -226,13 +229,13 @@ class RoundPipelineTest {
      * and Read's leaders do). That wait must not mark the round complete, or the invocation
      * would return with the last group in flight (ReadIT's fault test caught it once).
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void aRoundAwaitedBetweenItsGroupsCompletesOnlyWithItsLastGroup() {
-        java.util.Map<Long, Integer> pending = new java.util.HashMap<>();
+        Map<Long, Integer> pending = new HashMap<>();
         ArrayDeque<Long> queue = new ArrayDeque<>();
         long[] ticks = {0};
         RoundPipeline[] p = new RoundPipeline[1];
-        RoundPipeline.Port twoGroups = new RoundPipeline.Port() {
+        SerialLink twoGroups = new SerialLink() {
             @Override
             public void post(long round, boolean closesWindow) {
                 for (int group = 0; group < 2; group++) {
@@ -254,16 +257,6 @@ class RoundPipelineTest {
                 if (++ticks[0] % SERVICE == 0 && !queue.isEmpty()) {
                     pending.merge(queue.poll(), -1, Integer::sum);
                 }
-            }
-
-            @Override
-            public String awaited() {
-                return "a group";
-            }
-
-            @Override
-            public int peerAwaited(long round) {
-                return 1;
             }
         };
         p[0] = new RoundPipeline(twoGroups, 1, 1, Deadline.alone(Duration.ofSeconds(10)));
