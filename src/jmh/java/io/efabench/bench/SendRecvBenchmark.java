@@ -52,7 +52,6 @@ public class SendRecvBenchmark extends FabricBenchmark {
     public void setup(BenchmarkParams bp) {
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, "1", 2, config.memory);
-        trial.requireSendFits(bytes);
         driver = trial.rounds(t -> new PingPongRounds(t, bytes));
     }
 

@@ -5,7 +5,6 @@ import java.util.Arrays;
 import io.efabench.harness.engine.ArrivalCounter;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
-import io.efabench.harness.engine.LocalCompletions;
 import io.efabench.harness.engine.OpPlan;
 import io.efabench.harness.engine.OpPlan.Layout;
 import io.efabench.harness.engine.RoundPipeline;
@@ -32,7 +31,7 @@ import io.efabench.harness.engine.WriteEngine;
  * fills each slot's source blocks with the pattern of (itself, peer, that slot's round), clears
  * its destination, and after a barrier runs {@code slots} more rounds through the same pipeline.
  */
-public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEngine.Sink {
+public final class AllToAllRounds implements Rounds {
     /** Most rounds in flight per rank. */
     public static final int MAX_WINDOW = 64;
 
@@ -45,23 +44,9 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
     private final int me;
     private final AllToAllBlocks blocks;
     private final OpPlan plan;
-    private final WriteEngine engine;
+    /** This rank's side of the pipeline and the engine: posts, arrivals, local completions. */
+    private final AllToAllPort port;
     private final RoundPipeline pipeline;
-    private final LocalCompletions local;
-    private final ArrivalCounter arrivals;
-    private final PeerSpread spread;
-    /** Test hook EFABENCH_TEST_SLOW_RECEIVE=k: rank k handles every arrival 5 ms late (a slow target). */
-    private final boolean slowReceive;
-    static final long SLOW_RECEIVE_NANOS = 5_000_000;
-
-    /** END as learned from rank 0's FINAL writes of this iteration (the smallest bound), or -1. */
-    private long finalEnd = -1;
-    private int kind = Immediate.DATA;
-    private boolean timed;
-    private boolean checking;
-
-    /** Test hook, applied by rank N-1. */
-    private final TestHooks.PipelineFault fault = TestHooks.PipelineFault.fromEnvironment();
 
     public AllToAllRounds(FabricTrial t, Layout layout, long size, int windowParam, String slotsParam) {
         this.t = t;
@@ -73,36 +58,15 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
             throw new BenchmarkSetupException("window=" + windowParam + ": must be from 1 to " + MAX_WINDOW + " rounds");
         }
         Immediate.requireCarried(t.channels(), ranks);
-        int nch = t.channelCount();
-        if (layout == Layout.MULTI && size < nch) {
-            throw new BenchmarkSetupException("size " + size + " B cannot be split across " + nch + " channels");
+        if (layout == Layout.MULTI && size < t.channelCount()) {
+            throw new BenchmarkSetupException("size " + size + " B cannot be split across " + t.channelCount() + " channels");
         }
         this.slots = Footprint.slots(slotsParam, windowParam, Footprint.bufferBytes(ranks, size));
         this.window = Footprint.roundsInFlight(windowParam, slots);
         blocks = new AllToAllBlocks(t, size, slots);
         plan = OpPlan.allToAll(t, layout, size);
-
-        // A rank posts round r only once it has every peer's round r - W: at most 2W + 1 rounds arrive unserved.
-        int unservedRounds = 2 * window + 1;
-        int[][] incoming = OpPlan.incoming(t, plan);
-        int[] opsFrom = new int[ranks];
-        long[] unserved = new long[nch];
-        for (int s = 0; s < ranks; s++) {
-            for (int c = 0; c < nch; c++) {
-                opsFrom[s] += incoming[s][c];
-                unserved[c] += (long) incoming[s][c] * unservedRounds;
-            }
-        }
-        int[] contexts = plan.perChannel(nch);
-        for (int c = 0; c < nch; c++) {
-            contexts[c] *= window;
-        }
-        engine = new WriteEngine(t, contexts, false, unserved, 1, this);
-        pipeline = new RoundPipeline(this, window, slots, new Deadline(t.group, t.timeout));
-        local = new LocalCompletions(ranks, unservedRounds);
-        arrivals = new ArrivalCounter(me, opsFrom, unservedRounds);
-        spread = new PeerSpread(ranks, local.ring());
-        slowReceive = TestHooks.integer("EFABENCH_TEST_SLOW_RECEIVE") == me;
+        port = new AllToAllPort(t, blocks, plan, window, slots);
+        pipeline = port.pipeline;
     }
 
     /** Bytes this rank sends to other ranks per invocation: size x (N-1) x the rounds of a window. */
@@ -169,7 +133,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
 
     @Override
     public int peerInFlight() {
-        return arrivals.firstMissing();
+        return port.arrivals.firstMissing();
     }
 
     // ---- rounds --------------------------------------------------------------------------
@@ -177,9 +141,9 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
     /** Rank 0's timed invocation: a window of rounds, posted and completed. */
     @Override
     public void leaderRound() {
-        spread.invocationStarted();
+        port.spread.invocationStarted();
         pipeline.timed();
-        spread.invocationDone();
+        port.spread.invocationDone();
     }
 
     /** Any other rank's invocation: the same, or nothing once the rounds up to END are posted. */
@@ -188,9 +152,9 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
         if (pastEnd()) {
             return;
         }
-        spread.invocationStarted();
+        port.spread.invocationStarted();
         pipeline.timed();
-        spread.invocationDone();
+        port.spread.invocationDone();
     }
 
     /**
@@ -201,7 +165,7 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
     private boolean pastEnd() {
         long next = pipeline.posted() + 1;
         pipeline.await(next - window);
-        long end = finalEnd >= 0 ? finalEnd : t.endedRounds();
+        long end = port.finalEnd >= 0 ? port.finalEnd : t.iterations.endedRounds();
         return end >= 0 && next > end;
     }
 
@@ -217,55 +181,11 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
 
     /** Untimed, after the start barrier, on every rank: one whole round, then the clocks start. */
     private void warmRound() {
-        finalEnd = -1;
-        timed = false;
+        port.finalEnd = -1;
+        port.timed = false;
         pipeline.warm();
-        timed = true;
-        spread.start();
-    }
-
-    @Override
-    public void post(long r, boolean closesWindow) {
-        local.begin(r);
-        spread.roundPosted(local.index(r), r, timed);
-        int slot = pipeline.slot(r);
-        long imm = Immediate.encode(kind, me, r);
-        for (int i = 0; i < plan.ops(); i++) {
-            int c = plan.channel[i];
-            int peer = plan.peer[i];
-            long dstOff = blocks.block(slot, me) + plan.offset[i];
-            long len = plan.len[i];
-            if (checking && me == ranks - 1 && fault.fires(local.inFlight())) {
-                if (fault.kind == TestHooks.PipelineFault.Kind.MISDIRECT) {
-                    dstOff = blocks.block((slot + 1) % slots, me) + plan.offset[i];
-                } else {
-                    len = Math.min(64, len);
-                }
-            }
-            engine.write(c, blocks.srcMr[c], blocks.block(slot, peer) + plan.offset[i], len, peer, blocks.dstOf[peer][c],
-                    dstOff, imm, local.posted(r, peer), r);
-        }
-    }
-
-    @Override
-    public boolean complete(long r) {
-        return arrivals.served() >= r && local.complete(r);
-    }
-
-    @Override
-    public void progress() {
-        engine.progress();
-    }
-
-    @Override
-    public String awaited() {
-        return "waiting for every peer's writes of a round and the local completion of this rank's";
-    }
-
-    @Override
-    public int peerAwaited(long r) {
-        int s = arrivals.firstMissing();
-        return s >= 0 ? s : (me + 1) % ranks;
+        port.timed = true;
+        port.spread.start();
     }
 
     // ---- end of an iteration --------------------------------------------------------------
@@ -273,22 +193,22 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
     @Override
     public void leaderEndIteration() {
         long end = pipeline.posted() + window; // no rank can have posted past this: it needs rank 0's round end - window
-        t.signalEnd(end);
-        timed = false;
-        kind = Immediate.FINAL;
+        t.iterations.signalEnd(end);
+        port.timed = false;
+        port.kind = Immediate.FINAL;
         try {
             while (pipeline.posted() < end) {
                 pipeline.post();
             }
         } finally {
-            kind = Immediate.DATA;
+            port.kind = Immediate.DATA;
         }
         finish(end);
     }
 
     @Override
     public void followerEndIteration() {
-        timed = false;
+        port.timed = false;
         while (!pastEnd()) {
             pipeline.post();
         }
@@ -298,53 +218,30 @@ public final class AllToAllRounds implements Rounds, RoundPipeline.Port, WriteEn
     /** Everything up to {@code end} drained (uncounted), then the checked pass and the iteration's spread. */
     private void finish(long end) {
         pipeline.drain();
-        if (pipeline.posted() != end || arrivals.served() != end) {
+        if (pipeline.posted() != end || port.arrivals.served() != end) {
             throw new BenchmarkSetupException("rank " + me + ": all-to-all round " + pipeline.posted() + " (served "
-                    + arrivals.served() + ") past END " + end);
+                    + port.arrivals.served() + ") past END " + end);
         }
         checkedPass(end);
-        spread.publish(t, size, size * (ranks - 1) * window);
+        port.spread.publish(t, size, size * (ranks - 1) * window);
     }
 
     /** The checked pass: {@code slots} rounds through the same pipeline, every slot with its own patterns. */
     private void checkedPass(long end) {
         blocks.prepareCheck(end);
         t.barrier("all-to-all buffers cleared for the checked round");
-        checking = true;
-        fault.arm();
+        port.checking = true;
+        port.fault.arm();
         try {
             for (int q = 1; q <= slots; q++) {
                 pipeline.post();
             }
             pipeline.drain();
         } finally {
-            checking = false;
+            port.checking = false;
         }
         t.verdicts("all-to-all checked rounds " + (end + 1) + ".." + (end + slots), blocks.verify(end, layout));
     }
 
-    // ---- completions (WriteEngine.Sink) -----------------------------------------------------
 
-    @Override
-    public void rmaDone(int tag) {
-        local.done(tag);
-    }
-
-    @Override
-    public void arrived(long data) {
-        if (slowReceive) {
-            // Parked, not spinning: on a 2-CPU machine a spinning rank would slow its peers too.
-            java.util.concurrent.locks.LockSupport.parkNanos(SLOW_RECEIVE_NANOS);
-        }
-        long r = arrivals.arrived(data);
-        if (arrivals.senderComplete()) {
-            spread.arrivedFrom(Immediate.sender(data), r, local.index(r));
-        }
-        if (Immediate.kind(data) == Immediate.FINAL) {
-            // Writes are unordered: a later FINAL round may arrive first and overstate END; the
-            // first one (END - W + 1) has arrived by the time END matters (pastEnd).
-            long end = r - 1 + window;
-            finalEnd = finalEnd < 0 ? end : Math.min(finalEnd, end);
-        }
-    }
 }

@@ -32,10 +32,6 @@ import io.efabench.topology.Sysfs;
  * Opened in {@code @Setup(Level.Trial)}, closed in {@code @TearDown(Level.Trial)}.
  */
 public final class FabricTrial implements AutoCloseable {
-    /** Signal slot carrying END = (iteration << 40) | rounds the leader ran in it. */
-    private static final int END_SLOT = 0;
-    private static final long ROUNDS_MASK = (1L << 40) - 1;
-
     public final RankGroup group;
     public final int rank;
     public final int size;
@@ -59,8 +55,8 @@ public final class FabricTrial implements AutoCloseable {
     final String config;
     /** This trial's provenance fragments carry it, so a later trial of the run cannot overwrite them. */
     final String trialTag;
-    private Duration iterationTime = Duration.ZERO;
-    private long iteration;
+    /** The iteration count, its time and the leader's END. */
+    public final TrialIterations iterations;
     /** This node's EC2 instance type, which confirms efa's link speeds (or not). */
     final io.efabench.topology.InstanceType instance = io.efabench.topology.InstanceType.of(Sysfs.fromEnvironment());
     /** Rank 0 on efa/verbs with sysfs byte counters: nic_bytes_ratio per iteration; else null. */
@@ -86,6 +82,7 @@ public final class FabricTrial implements AutoCloseable {
         group = joined.group();
         rank = group.rank();
         size = group.size();
+        iterations = new TrialIterations(group);
         TrialOpening.identifyOnCallBoard(group, timeout);
         try {
             gpu = TrialOpening.gpu(memory, env, timeout, config, rank);
@@ -175,20 +172,6 @@ public final class FabricTrial implements AutoCloseable {
         return channels[channel].maxWrite(io.efabench.harness.engine.OpPlan.MAX_WRITE);
     }
 
-    /**
-     * Refuses two-sided messages of {@code bytes} that some channel's endpoint cannot send in one
-     * message ({@link Channel#maxSendSize()}: on efa-direct the device MTU, about 8 KiB), with one
-     * line; SendRecv calls it once its size is known.
-     */
-    public void requireSendFits(long bytes) {
-        for (Channel c : channels) {
-            String refusal = TrialChecks.sendTooLarge(bytes, c.maxSendSize(), c.nic());
-            if (refusal != null) {
-                throw fail(new BenchmarkSetupException(refusal)); // every rank fails with this line
-            }
-        }
-    }
-
     /** Allocates a page-aligned buffer owned by this trial. */
     public MemorySegment allocate(long bytes) {
         try {
@@ -232,28 +215,8 @@ public final class FabricTrial implements AutoCloseable {
      * ranks; {@link RoundDriver#beginIteration} then runs the warm round.
      */
     void startIteration(IterationParams ip) {
-        iteration++;
-        long ms = ip.getTime().convertTo(java.util.concurrent.TimeUnit.MILLISECONDS);
-        iterationTime = Duration.ofMillis(Math.max(0, ms));
-        group.barrier("start of iteration " + iteration, waitBudget());
-    }
-
-    public long iteration() {
-        return iteration;
-    }
-
-    /** Leader: announces that this iteration's rounds are over and how many there were. */
-    public void signalEnd(long rounds) {
-        group.signal(END_SLOT, (iteration << 40) | (rounds & ROUNDS_MASK));
-    }
-
-    /**
-     * Follower: the number of rounds the leader ran in this iteration, or -1 while it has not
-     * signalled END yet. A volatile read; no allocation.
-     */
-    public long endedRounds() {
-        long v = group.signalled(END_SLOT);
-        return v != Long.MIN_VALUE && (v >>> 40) == iteration ? v & ROUNDS_MASK : -1;
+        long n = iterations.start(ip);
+        group.barrier("start of iteration " + n, waitBudget());
     }
 
     /** The provider discovery this trial's channels came from. */
@@ -292,7 +255,7 @@ public final class FabricTrial implements AutoCloseable {
 
     /** The deadline of a wait that may span a peer's whole iteration: the timeout plus the iteration time. */
     public java.time.Duration waitBudget() {
-        return timeout.plus(iterationTime);
+        return timeout.plus(iterations.time());
     }
 
     /** Barrier whose deadline covers a peer still running out its JMH iteration time. */
@@ -314,16 +277,7 @@ public final class FabricTrial implements AutoCloseable {
      */
     public <R extends Rounds> RoundDriver rounds(Function<FabricTrial, R> make) {
         try {
-            R r = make.apply(this);
-            metrics.traffic(new Traffic(r.bytesPerInvocation(), r.transfersPerInvocation(), r.linkGbps(), rank,
-                    r.invocationIsLatency()));
-            if (r.algbwBytesPerInvocation() > 0) {
-                metrics.collective(r.algbwBytesPerInvocation(), size);
-            }
-            metrics.seedRound(r.seedRound());
-            metrics.seedBusbw(r.seedBytesPerInvocation(), r.seedLinkGbps());
-            TrialProvenance.record(this, r);
-            return new RoundDriver(this, r);
+            return RoundDriver.build(this, make.apply(this));
         } catch (RuntimeException e) {
             throw fail(e);
         }

@@ -85,7 +85,7 @@ final class HostProducer {
             }
         }
         long off = j * s.chunk();
-        req.op = ProxyLoop.OP_PUT;
+        req.op = ProxyRequests.OP_PUT;
         req.target = target < s.me() ? target : target + 1;
         req.channel = s.channel();
         req.src = slot * s.slotStride() + target * s.stride() + off;

@@ -12,14 +12,10 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.IterationParams;
 import org.openjdk.jmh.profile.InternalProfiler;
 import org.openjdk.jmh.results.AggregationPolicy;
-import org.openjdk.jmh.results.Aggregator;
 import org.openjdk.jmh.results.IterationResult;
 import org.openjdk.jmh.results.Result;
-import org.openjdk.jmh.results.ResultRole;
 import org.openjdk.jmh.results.ScalarResult;
-import org.openjdk.jmh.util.ListStatistics;
 import org.openjdk.jmh.util.SampleBuffer;
-import org.openjdk.jmh.util.Statistics;
 
 /**
  * Adds the secondary metrics {@code gbps}, {@code busbw_pct} and {@code lat_us} and, in
@@ -37,7 +33,7 @@ import org.openjdk.jmh.util.Statistics;
  * <p>Every figure is over the trial's total time, never a mean of per-iteration figures: rates
  * are the bytes of all measured invocations over the time they took, times are that time over
  * the invocations (or transfers). In {@code -bm sample} JMH pools every sample of every iteration
- * into the primary score; the metrics here pool the same samples ({@link Pooled}), so
+ * into the primary score; the metrics here pool the same samples ({@link PooledMetric}), so
  * {@code lat_us} × transfers is the primary score per invocation. In thrpt, avgt and ss each
  * iteration adds its invocations and their time ({@link OverTime}): JMH's avgt score is the plain
  * mean of its iterations' scores, so there {@code lat_us} × transfers differs from it where the
@@ -114,15 +110,15 @@ public final class MetricsProfiler implements InternalProfiler {
      * {@code percentiles} false (a batch, several ops per invocation, or pipelined rounds: a
      * sample is then not one latency) only the mean-based ones.
      */
-    static List<Pooled> pooled(MetricsSink m, SampleBuffer invocationNanos, boolean percentiles) {
+    static List<PooledMetric> pooled(MetricsSink m, SampleBuffer invocationNanos, boolean percentiles) {
         Traffic t = m.traffic();
-        List<Pooled> out = new ArrayList<>(12);
+        List<PooledMetric> out = new ArrayList<>(12);
         for (Figure f : figures(m)) {
-            out.add(new Pooled(f, Double.NaN, invocationNanos));
+            out.add(new PooledMetric(f, Double.NaN, invocationNanos));
         }
         if (percentiles && t.invocationIsLatency()) {
             for (int i = 0; i < PERCENTILES.length; i++) {
-                out.add(new Pooled(new Figure(PERCENTILE_NAMES[i], Figure.LAT_US, 0, t.transfersPerInvocation(), 0),
+                out.add(new PooledMetric(new Figure(PERCENTILE_NAMES[i], Figure.LAT_US, 0, t.transfersPerInvocation(), 0),
                         PERCENTILES[i], invocationNanos));
             }
         }
@@ -266,92 +262,5 @@ public final class MetricsProfiler implements InternalProfiler {
             default -> throw new IllegalArgumentException("unknown JMH time unit " + unit);
         };
         return tu.toNanos(1) / 1e9;
-    }
-
-    /**
-     * A sample-mode metric over pooled invocation times: iterations (and threads) merge their
-     * samples, like JMH's own sample-mode score, and the figure is computed once over all of
-     * them through {@link Metrics}. The score error is the 99.9% half-width of the mean carried
-     * over to the metric (relative for gbps and busbw_pct); percentiles have none.
-     */
-    public static final class Pooled extends Result<Pooled> {
-        private static final long serialVersionUID = 1L;
-
-        private final Figure figure;
-        /** NaN for a mean-based figure, else the percentile of the invocation times it takes. */
-        private final double percentile;
-        private final SampleBuffer invocationNanos;
-        private final long samples;
-        private final double error;
-
-        Pooled(Figure figure, double percentile, SampleBuffer invocationNanos) {
-            this(figure, percentile, invocationNanos, invocationNanos.getStatistics(1e-9));
-        }
-
-        private Pooled(Figure figure, double percentile, SampleBuffer invocationNanos, Statistics seconds) {
-            super(ResultRole.SECONDARY, figure.label(), single(value(figure, percentile, seconds)), figure.unit(),
-                    AggregationPolicy.AVG);
-            this.figure = figure;
-            this.percentile = percentile;
-            this.invocationNanos = invocationNanos;
-            this.samples = seconds.getN();
-            double relative = seconds.getN() > 2 ? seconds.getMeanErrorAt(0.999) / seconds.getMean() : Double.NaN;
-            this.error = Double.isNaN(percentile) ? Math.abs(getScore() * relative) : Double.NaN;
-        }
-
-        private static double value(Figure figure, double percentile, Statistics seconds) {
-            if (seconds.getN() == 0) {
-                return Double.NaN;
-            }
-            return figure.of(Double.isNaN(percentile) ? seconds.getMean() : seconds.getPercentile(percentile));
-        }
-
-        private static Statistics single(double v) {
-            ListStatistics s = new ListStatistics();
-            s.addValue(v);
-            return s;
-        }
-
-        @Override
-        public double getScoreError() {
-            return error;
-        }
-
-        @Override
-        public double[] getScoreConfidence() {
-            double score = getScore();
-            return Double.isNaN(error) ? new double[] {score, score} : new double[] {score - error, score + error};
-        }
-
-        @Override
-        public long getSampleCount() {
-            return samples;
-        }
-
-        @Override
-        protected Aggregator<Pooled> getThreadAggregator() {
-            return Pooled::merge;
-        }
-
-        @Override
-        protected Aggregator<Pooled> getIterationAggregator() {
-            return Pooled::merge;
-        }
-
-        /** Pools the samples of several iterations (or threads) of one metric. */
-        static Pooled merge(Collection<Pooled> results) {
-            SampleBuffer all = new SampleBuffer();
-            Pooled first = null;
-            for (Pooled r : results) {
-                all.addAll(r.invocationNanos);
-                if (first == null) {
-                    first = r;
-                }
-            }
-            if (first == null) {
-                throw new IllegalArgumentException("nothing to merge");
-            }
-            return new Pooled(first.figure, first.percentile, all);
-        }
     }
 }

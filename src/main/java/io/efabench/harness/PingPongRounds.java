@@ -39,6 +39,14 @@ public final class PingPongRounds implements Rounds {
         this.ch = t.channel(0);
         this.comp = t.completion;
         this.deadline = new Deadline(t.group, t.timeout);
+        // One message per transfer: refused where a channel's endpoint cannot send it in one
+        // (Channel#maxSendSize: on efa-direct the device MTU, about 8 KiB); trial.rounds fails every rank with it.
+        for (Channel c : t.channels()) {
+            String refusal = TrialChecks.sendTooLarge(size, c.maxSendSize(), c.nic());
+            if (refusal != null) {
+                throw new BenchmarkSetupException(refusal);
+            }
+        }
         sendBuf = t.buffer(size);
         recvBuf = t.buffer(size);
         sendBuf.fill(t.rank, t.rank == 0 ? 1 : 0, 0);
@@ -121,7 +129,7 @@ public final class PingPongRounds implements Rounds {
     public void followerRound() {
         deadline.start();
         while (!recvDone) {
-            long ended = t.endedRounds();
+            long ended = t.iterations.endedRounds();
             if (ended >= 0 && served >= ended) {
                 return;
             }
@@ -146,7 +154,7 @@ public final class PingPongRounds implements Rounds {
 
     @Override
     public void leaderEndIteration() {
-        t.signalEnd(round);
+        t.iterations.signalEnd(round);
         t.barrier("buffers cleared for the checked round");
         String verdict = null;
         for (int k = 1; k < t.size; k++) {
@@ -171,7 +179,7 @@ public final class PingPongRounds implements Rounds {
     public void followerEndIteration() {
         // Keep serving: the leader may still be running rounds when this rank's JMH timer ends.
         long ended;
-        while ((ended = t.endedRounds()) < 0 || served < ended) {
+        while ((ended = t.iterations.endedRounds()) < 0 || served < ended) {
             followerRound();
         }
         // The receive for the checked ping is already posted: clearing the buffer under it is

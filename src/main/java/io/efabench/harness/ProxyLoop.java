@@ -13,7 +13,7 @@ import io.efabench.proxy.RequestRing;
  * The CPU proxy of the proxy experiment: one thread on the leader that spins on the request
  * ring (or, for the direct baseline, makes the requests itself: {@link HostProducer}), turns
  * every request into writes with the request's immediate data (on the request's channel, or
- * striped over every channel for {@link #ALL_CHANNELS}) through the shared
+ * striped over every channel for {@link ProxyRequests#ALL_CHANNELS}) through the shared
  * {@link WriteEngine} (its contexts, {@link #WINDOW} per channel, its post and its CQ loop), and
  * publishes {@code completed} (the count of leading tickets whose writes all completed: the GPU's
  * quiet). The engine also hands it the targets' acks ({@link #acked}): from setup on this thread
@@ -25,10 +25,6 @@ import io.efabench.proxy.RequestRing;
  * of waiting for a completion that never comes) and fail the round. The loop allocates nothing.
  */
 final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
-    static final int OP_PUT = 1;
-    static final int OP_FENCE = 2;
-    /** Channel hint: stripe the request's bytes over every channel. */
-    static final int ALL_CHANNELS = 0xFFFF;
     /** Ring polls between two CQ reads while no write is in flight. */
     static final int IDLE_RING_POLLS = 16;
     /** Writes in flight per channel. */
@@ -120,28 +116,6 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
         return failure;
     }
 
-    /**
-     * Writes one request of {@code bytes} turns into on channels with write limits {@code maxWrite}:
-     * one per channel (or per stripe for {@link #ALL_CHANNELS}: bytes / channels each, the last
-     * one taking the rest, empty stripes skipped), each cut at the channel's limit.
-     */
-    static int writesFor(long bytes, int channelHint, long[] maxWrite) {
-        int n = 0;
-        if (channelHint != ALL_CHANNELS) {
-            return (int) ceilDiv(bytes, maxWrite[channelHint]);
-        }
-        long stripe = bytes / maxWrite.length;
-        for (int c = 0; c < maxWrite.length; c++) {
-            long len = c == maxWrite.length - 1 ? bytes - stripe * c : stripe;
-            n += (int) ceilDiv(len, maxWrite[c]);
-        }
-        return n;
-    }
-
-    private static long ceilDiv(long a, long b) {
-        return a <= 0 ? 0 : (a + b - 1) / b;
-    }
-
     @Override
     public void run() {
         int idle = 0;
@@ -196,21 +170,22 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
         }
         fencing = false;
         int slot = (int) (req.ticket & mask);
-        String bad = check();
+        long dstBytes = req.target >= 0 && req.target < t.size ? dstOf[req.target][0].length() : 0; // a bad target fails below
+        String bad = ProxyRequests.invalid(req, t.size, t.rank, t.channelCount(), srcBytes, dstBytes);
         if (bad != null) {
             stop("rank " + t.rank + "'s proxy: request " + req.ticket + " " + bad);
             return false;
         }
-        if (req.op == OP_FENCE) {
+        if (req.op == ProxyRequests.OP_FENCE) {
             remaining[slot] = 0;
             fencing = true;
             return false;
         }
-        remaining[slot] = writesFor(req.bytes, req.channel, maxWrite);
+        remaining[slot] = ProxyRequests.writesFor(req.bytes, req.channel, maxWrite);
         pending = true;
         pTicket = req.ticket;
         pOff = 0;
-        if (req.channel == ALL_CHANNELS) {
+        if (req.channel == ProxyRequests.ALL_CHANNELS) {
             pChannel = 0;
             pLastChannel = t.channelCount() - 1;
             pStripe = req.bytes / t.channelCount();
@@ -221,28 +196,6 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
         }
         pStripeEnd = pChannel == pLastChannel ? req.bytes : pStripe;
         return true;
-    }
-
-    /** Null when every field of {@link #req} is valid, else which one is wrong and why. */
-    private String check() {
-        if (req.op != OP_PUT && req.op != OP_FENCE) {
-            return "has op " + req.op + ", neither put (" + OP_PUT + ") nor fence (" + OP_FENCE + ")";
-        }
-        if (req.op == OP_FENCE) {
-            return null;
-        }
-        if (req.target < 0 || req.target >= t.size || req.target == t.rank) {
-            return "targets rank " + req.target + ", which is no peer of rank " + t.rank + " (ranks 0.." + (t.size - 1) + ")";
-        }
-        if (req.channel != ALL_CHANNELS && (req.channel < 0 || req.channel >= t.channelCount())) {
-            return "names channel " + req.channel + " of " + t.channelCount();
-        }
-        long dstBytes = dstOf[req.target][0].length();
-        if (req.bytes <= 0 || req.src < 0 || req.dst < 0 || req.bytes > srcBytes - req.src || req.bytes > dstBytes - req.dst) {
-            return "writes " + req.bytes + " bytes from source offset " + req.src + " to destination offset " + req.dst
-                    + ", outside the " + srcBytes + "-byte source or the " + dstBytes + "-byte destination buffer";
-        }
-        return null;
     }
 
     /** Posts the pending request's next writes while contexts are free; true when any went out. */

@@ -173,7 +173,7 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
     public void leaderEndIteration() {
         pipeline.drain();
         long end = pipeline.posted();
-        t.signalEnd(end);
+        t.iterations.signalEnd(end);
         buffer.clear();
         t.barrier("read sources filled for the checked round");
         checking = true;
@@ -186,7 +186,7 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
         } finally {
             checking = false;
         }
-        t.signalEnd(end + slots);
+        t.iterations.signalEnd(end + slots);
         String verdict = null;
         for (int q = 1; q <= slots && verdict == null; q++) {
             int slot = Footprint.slotOf(end + q, slots);
@@ -216,7 +216,7 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
     private long serveUntilEndAfter(long after) {
         Deadline wait = new Deadline(t.group, t.waitBudget()).start();
         long ended;
-        while ((ended = t.endedRounds()) <= after) {
+        while ((ended = t.iterations.endedRounds()) <= after) {
             engine.progress();
             wait.check("serving reads until rank 0's END", 0, after + 1);
         }

@@ -15,6 +15,20 @@ public final class RoundDriver {
     private long nicBytesAtStart = -1;
     private long invocations;
 
+    /** Gives {@code r}'s traffic to the trial's {@link MetricsSink}, records provenance, and drives {@code r}. */
+    static RoundDriver build(FabricTrial t, Rounds r) {
+        MetricsSink metrics = t.metrics();
+        metrics.traffic(new Traffic(r.bytesPerInvocation(), r.transfersPerInvocation(), r.linkGbps(), t.rank,
+                r.invocationIsLatency()));
+        if (r.algbwBytesPerInvocation() > 0) {
+            metrics.collective(r.algbwBytesPerInvocation(), t.size);
+        }
+        metrics.seedRound(r.seedRound());
+        metrics.seedBusbw(r.seedBytesPerInvocation(), r.seedLinkGbps());
+        TrialProvenance.record(t, r);
+        return new RoundDriver(t, r);
+    }
+
     RoundDriver(FabricTrial t, Rounds r) {
         this.t = t;
         this.r = r;

@@ -205,7 +205,7 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
     void endIteration() {
         // END first: targets ack cumulatively every ackEvery rounds, and the last round once they know it.
         long end = pipeline.posted();
-        t.signalEnd(end);
+        t.iterations.signalEnd(end);
         pipeline.drain();
         for (int k = 1; k < t.size; k++) {
             awaitAck(k, end);

@@ -116,16 +116,16 @@ class MetricsProfilerTest {
         SampleBuffer b = new SampleBuffer();
         b.add(12_000);
         b.add(14_000);
-        MetricsProfiler.Pooled p = MetricsProfiler.pooled(sink(new Traffic(4096, 2, 0, 0, true)), b, true).get(1);
+        PooledMetric p = MetricsProfiler.pooled(sink(new Traffic(4096, 2, 0, 0, true)), b, true).get(1);
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
             out.writeObject(p);
         }
         try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(bytes.toByteArray()))) {
-            MetricsProfiler.Pooled back = (MetricsProfiler.Pooled) in.readObject();
+            PooledMetric back = (PooledMetric) in.readObject();
             assertEquals(p.getLabel(), back.getLabel());
             assertEquals(p.getScore(), back.getScore(), 0);
-            assertEquals(2, MetricsProfiler.Pooled.merge(List.of(back, back)).getSampleCount() / 2);
+            assertEquals(2, PooledMetric.merge(List.of(back, back)).getSampleCount() / 2);
         }
     }
 
@@ -204,14 +204,14 @@ class MetricsProfilerTest {
     }
 
     private static Map<String, Double> merged(MetricsSink t, boolean percentiles, SampleBuffer... iterations) {
-        Map<String, List<MetricsProfiler.Pooled>> byLabel = new TreeMap<>();
+        Map<String, List<PooledMetric>> byLabel = new TreeMap<>();
         for (SampleBuffer it : iterations) {
-            for (MetricsProfiler.Pooled p : MetricsProfiler.pooled(t, it, percentiles)) {
+            for (PooledMetric p : MetricsProfiler.pooled(t, it, percentiles)) {
                 byLabel.computeIfAbsent(p.getLabel(), k -> new java.util.ArrayList<>()).add(p);
             }
         }
         Map<String, Double> out = new TreeMap<>();
-        byLabel.forEach((label, list) -> out.put(label, MetricsProfiler.Pooled.merge(list).getScore()));
+        byLabel.forEach((label, list) -> out.put(label, PooledMetric.merge(list).getScore()));
         return out;
     }
 }

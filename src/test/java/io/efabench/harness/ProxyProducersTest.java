@@ -77,7 +77,7 @@ class ProxyProducersTest {
             int j = i % 3;
             long slot = round % 2;
             Req r = all.get(i);
-            assertEquals(new Req(ProxyLoop.OP_PUT, target, 0, slot * 2000 + (target - 1) * 1000L + j * 400L,
+            assertEquals(new Req(ProxyRequests.OP_PUT, target, 0, slot * 2000 + (target - 1) * 1000L + j * 400L,
                     slot * 1000 + j * 400L, j == 2 ? 200 : 400, Immediate.encode(Immediate.DATA, 0, round)), r, "request " + i);
         }
     }

@@ -59,7 +59,7 @@ public final class Follower implements WriteEngine.Sink {
             try {
                 while (arrivals.served() < next) {
                     if (stopAtEnd) {
-                        long ended = t.endedRounds();
+                        long ended = t.iterations.endedRounds();
                         if (ended >= 0 && handled >= ended) {
                             return;
                         }
@@ -85,7 +85,7 @@ public final class Follower implements WriteEngine.Sink {
      */
     public long serveToEnd() {
         long ended;
-        while ((ended = t.endedRounds()) < 0 || handled < ended) {
+        while ((ended = t.iterations.endedRounds()) < 0 || handled < ended) {
             serve("waiting for the writes of a round", true);
         }
         ackServed();

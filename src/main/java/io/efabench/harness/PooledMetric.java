@@ -1,0 +1,98 @@
+package io.efabench.harness;
+
+import java.util.Collection;
+
+import org.openjdk.jmh.results.AggregationPolicy;
+import org.openjdk.jmh.results.Aggregator;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.ResultRole;
+import org.openjdk.jmh.util.ListStatistics;
+import org.openjdk.jmh.util.SampleBuffer;
+import org.openjdk.jmh.util.Statistics;
+
+/**
+ * A sample-mode metric over pooled invocation times: iterations (and threads) merge their
+ * samples, like JMH's own sample-mode score, and the figure is computed once over all of
+ * them through {@link Metrics}. The score error is the 99.9% half-width of the mean carried
+ * over to the metric (relative for gbps and busbw_pct); percentiles have none.
+ */
+public final class PooledMetric extends Result<PooledMetric> {
+    private static final long serialVersionUID = 1L;
+
+    private final MetricsProfiler.Figure figure;
+    /** NaN for a mean-based figure, else the percentile of the invocation times it takes. */
+    private final double percentile;
+    private final SampleBuffer invocationNanos;
+    private final long samples;
+    private final double error;
+
+    PooledMetric(MetricsProfiler.Figure figure, double percentile, SampleBuffer invocationNanos) {
+        this(figure, percentile, invocationNanos, invocationNanos.getStatistics(1e-9));
+    }
+
+    private PooledMetric(MetricsProfiler.Figure figure, double percentile, SampleBuffer invocationNanos, Statistics seconds) {
+        super(ResultRole.SECONDARY, figure.label(), single(value(figure, percentile, seconds)), figure.unit(),
+                AggregationPolicy.AVG);
+        this.figure = figure;
+        this.percentile = percentile;
+        this.invocationNanos = invocationNanos;
+        this.samples = seconds.getN();
+        double relative = seconds.getN() > 2 ? seconds.getMeanErrorAt(0.999) / seconds.getMean() : Double.NaN;
+        this.error = Double.isNaN(percentile) ? Math.abs(getScore() * relative) : Double.NaN;
+    }
+
+    private static double value(MetricsProfiler.Figure figure, double percentile, Statistics seconds) {
+        if (seconds.getN() == 0) {
+            return Double.NaN;
+        }
+        return figure.of(Double.isNaN(percentile) ? seconds.getMean() : seconds.getPercentile(percentile));
+    }
+
+    private static Statistics single(double v) {
+        ListStatistics s = new ListStatistics();
+        s.addValue(v);
+        return s;
+    }
+
+    @Override
+    public double getScoreError() {
+        return error;
+    }
+
+    @Override
+    public double[] getScoreConfidence() {
+        double score = getScore();
+        return Double.isNaN(error) ? new double[] {score, score} : new double[] {score - error, score + error};
+    }
+
+    @Override
+    public long getSampleCount() {
+        return samples;
+    }
+
+    @Override
+    protected Aggregator<PooledMetric> getThreadAggregator() {
+        return PooledMetric::merge;
+    }
+
+    @Override
+    protected Aggregator<PooledMetric> getIterationAggregator() {
+        return PooledMetric::merge;
+    }
+
+    /** Pools the samples of several iterations (or threads) of one metric. */
+    static PooledMetric merge(Collection<PooledMetric> results) {
+        SampleBuffer all = new SampleBuffer();
+        PooledMetric first = null;
+        for (PooledMetric r : results) {
+            all.addAll(r.invocationNanos);
+            if (first == null) {
+                first = r;
+            }
+        }
+        if (first == null) {
+            throw new IllegalArgumentException("nothing to merge");
+        }
+        return new PooledMetric(first.figure, first.percentile, all);
+    }
+}
