@@ -189,7 +189,14 @@ public final class CallBoard {
 
     /**
      * One channel's line on the board. {@link #enter} and {@link #exit} bracket every native call:
-     * one release store each (a plain store on x86), no clock read.
+     * one release store each (a plain store on x86), no clock read. Injected writes are the
+     * exception: {@link #enterRun} marks the first of a run of them and nothing after each, so
+     * the line says "inside fi_inject_writedata" from the run's first inject until the channel's
+     * next bracketed call (a CQ read, which every wait makes) or {@link #endRun}. A run of injects
+     * is bounded (the engine reads the CQs every few injects and at every wait), and an inject that
+     * never returns still leaves the line unchanged, so the watchdog still names it. The reason:
+     * two brackets per 64-byte write cost a third of the rate on the H100 host (docs/PERFORMANCE.md,
+     * issue 19), where a run of 64 costs one.
      */
     static final class Slot {
         private final CallBoard board;
@@ -198,18 +205,38 @@ public final class CallBoard {
         private long count;
         private boolean released;
 
-        private Slot(CallBoard board, int index, MemorySegment state) {
+        Slot(CallBoard board, int index, MemorySegment state) {
             this.board = board;
             this.index = index;
             this.state = state;
         }
 
+        /** True while a run of {@link #enterRun} calls has the line and no bracket closed it yet. */
+        private boolean inRun;
+
         void enter(int op) {
+            inRun = false;
             LONG.setRelease(state, 0L, (++count << 8) | ((long) op << 1) | 1);
         }
 
         void exit() {
+            inRun = false;
             LONG.setRelease(state, 0L, count << 8);
+        }
+
+        /** Before a call of a run (injected writes): brackets it if no run is open; the next {@link #enter}, {@link #exit} or {@link #endRun} closes the run. */
+        void enterRun(int op) {
+            if (!inRun) {
+                enter(op);
+                inRun = true;
+            }
+        }
+
+        /** Closes an open run: the channel is in no call. */
+        void endRun() {
+            if (inRun) {
+                exit();
+            }
         }
 
         /** The channel closed: the slot is free for the next one. */

@@ -457,16 +457,23 @@ public final class Channel implements AutoCloseable {
         return new InjectTarget(this, src, dest, target, injectRmaSize);
     }
 
-    /** {@link InjectTarget#tryInject}, its addresses checked there. */
+    /**
+     * Ends a run of injected writes on the call board ({@link CallBoard.Slot#enterRun}): this
+     * channel is in no native call. For a failure after an inject, before the waits of the
+     * teardown: an open run would read as a stuck inject to the watchdog.
+     */
+    public void endInjectRun() {
+        calls.endRun();
+    }
+
+    /** {@link InjectTarget#tryInject}, its addresses checked there; opens (or goes on with) a run on the call board. */
     int injectWrite(long src, long len, long dest, long dst, long key, long data) {
         long rc;
-        calls.enter(CallBoardLayout.INJECT_WRITE);
+        calls.enterRun(CallBoardLayout.INJECT_WRITE); // no exit: the run ends at the channel's next bracketed call
         try {
             rc = (long) INJECT_DATA.invokeExact(injectDataFn, ep, src, len, data, dest, dst, key);
         } catch (Throwable t) {
             throw new AssertionError("downcall failed", t);
-        } finally {
-            calls.exit();
         }
         return posted(rc, CallBoardLayout.INJECT_WRITE, -1);
     }

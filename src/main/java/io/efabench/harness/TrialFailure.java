@@ -25,6 +25,13 @@ final class TrialFailure {
      * providers wrote to the channels' event queues is appended.
      */
     static RuntimeException fail(RuntimeException e, int peerHint, RankGroup group, Channel[] channels) {
+        if (channels != null) {
+            for (Channel c : channels) {
+                if (c != null) {
+                    c.endInjectRun(); // the waits below are not a stuck inject
+                }
+            }
+        }
         String message = e.getMessage() != null ? e.getMessage() : e.toString();
         if (e instanceof FabricException) {
             int rank = group.rank();

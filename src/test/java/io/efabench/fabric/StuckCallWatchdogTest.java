@@ -84,6 +84,39 @@ class StuckCallWatchdogTest {
         assertNull(dog.look(300 * SECOND), "a rank between calls (JMH's harness, a slow setup) is not stuck");
     }
 
+    /**
+     * Injected writes bracket a run, not each call (CallBoard.Slot#enterRun): the line stays as the
+     * run's first inject left it, so an inject that never returns ages on the watchdog like any
+     * call, and the channel's next bracketed call (a CQ read) ends the run.
+     */
+    @Test
+    void aRunOfInjectsIsOneBracketThatAnInjectNeverReturningLeavesStuck() throws IOException {
+        StuckCallWatchdog dog = watchdog();
+        state(WRITER + 1, 'R');
+        CallBoard.Slot slot = new CallBoard.Slot(null, -1, board.asSlice(CallBoardLayout.slotAt(0), CallBoardLayout.SLOT_SIZE));
+        slot.enterRun(CallBoardLayout.INJECT_WRITE);
+        long first = (long) LONG.getAcquire(board, CallBoardLayout.slotAt(0));
+        assertTrue(CallBoardLayout.inCall(first));
+        for (int k = 0; k < 63; k++) {
+            slot.enterRun(CallBoardLayout.INJECT_WRITE);
+        }
+        assertEquals(first, (long) LONG.getAcquire(board, CallBoardLayout.slotAt(0)), "one bracket for the run");
+        assertNull(dog.look(SECOND));
+        slot.enter(CallBoardLayout.CQ_READ); // the engine's next CQ read ends the run
+        slot.exit();
+        assertTrue(!CallBoardLayout.inCall((long) LONG.getAcquire(board, CallBoardLayout.slotAt(0))));
+        assertNull(dog.look(10 * SECOND), "a run that a CQ read ended is not stuck");
+        slot.enterRun(CallBoardLayout.INJECT_WRITE); // a new run, whose inject never returns
+        assertNull(dog.look(11 * SECOND));
+        String message = dog.look(16 * SECOND);
+        assertNotNull(message, "an inject that never returns is stuck");
+        assertTrue(message.contains("fi_inject_writedata on shm has not returned for 5 s"), message);
+        slot.endRun(); // a failure ends the run before its teardown's waits
+        assertTrue(!CallBoardLayout.inCall((long) LONG.getAcquire(board, CallBoardLayout.slotAt(0))));
+        slot.endRun(); // no run: nothing written
+        assertNull(dog.look(30 * SECOND));
+    }
+
     @Test
     void aPeerThatExitedIsNamedAndANewWriterStartsAfresh() throws IOException {
         StuckCallWatchdog dog = watchdog();
