@@ -3,12 +3,7 @@ package io.efabench.harness;
 import java.util.Arrays;
 import java.util.Collection;
 
-import org.openjdk.jmh.results.AggregationPolicy;
-import org.openjdk.jmh.results.Aggregator;
-import org.openjdk.jmh.results.Result;
-import org.openjdk.jmh.results.ResultRole;
 import org.openjdk.jmh.util.ListStatistics;
-import org.openjdk.jmh.util.Statistics;
 
 /**
  * A metric of the time-based and single-shot modes over the trial's total time: the bytes of
@@ -18,7 +13,7 @@ import org.openjdk.jmh.util.Statistics;
  * as much as it moved; rate and time then agree (gbps = bytes x 8 / the same mean time) whatever
  * the iterations did. The score error is the 99.9% half-width over the per-iteration figures.
  */
-public final class OverTime extends Result<OverTime> {
+public final class OverTime extends FigureResult<OverTime> {
     private static final long serialVersionUID = 1L;
 
     private final MetricsProfiler.Figure figure;
@@ -33,18 +28,11 @@ public final class OverTime extends Result<OverTime> {
     }
 
     private OverTime(MetricsProfiler.Figure figure, double seconds, double invocations, double[] perIteration) {
-        super(ResultRole.SECONDARY, figure.label(), single(figure.of(seconds / invocations)), figure.unit(),
-                AggregationPolicy.AVG);
+        super(figure, figure.of(seconds / invocations));
         this.figure = figure;
         this.seconds = seconds;
         this.invocations = invocations;
         this.perIteration = perIteration;
-    }
-
-    private static Statistics single(double v) {
-        ListStatistics s = new ListStatistics();
-        s.addValue(v);
-        return s;
     }
 
     @Override
@@ -58,25 +46,13 @@ public final class OverTime extends Result<OverTime> {
     }
 
     @Override
-    public double[] getScoreConfidence() {
-        double score = getScore();
-        double error = getScoreError();
-        return Double.isNaN(error) ? new double[] {score, score} : new double[] {score - error, score + error};
-    }
-
-    @Override
     public long getSampleCount() {
         return perIteration.length;
     }
 
     @Override
-    protected Aggregator<OverTime> getThreadAggregator() {
-        return OverTime::merge;
-    }
-
-    @Override
-    protected Aggregator<OverTime> getIterationAggregator() {
-        return OverTime::merge;
+    OverTime merged(Collection<OverTime> results) {
+        return merge(results);
     }
 
     /** Adds the seconds and invocations of several iterations (or threads) of one metric. */

@@ -2,11 +2,6 @@ package io.efabench.harness;
 
 import java.util.Collection;
 
-import org.openjdk.jmh.results.AggregationPolicy;
-import org.openjdk.jmh.results.Aggregator;
-import org.openjdk.jmh.results.Result;
-import org.openjdk.jmh.results.ResultRole;
-import org.openjdk.jmh.util.ListStatistics;
 import org.openjdk.jmh.util.SampleBuffer;
 import org.openjdk.jmh.util.Statistics;
 
@@ -16,7 +11,7 @@ import org.openjdk.jmh.util.Statistics;
  * them through {@link Metrics}. The score error is the 99.9% half-width of the mean carried
  * over to the metric (relative for gbps and busbw_pct); percentiles have none.
  */
-public final class PooledMetric extends Result<PooledMetric> {
+public final class PooledMetric extends FigureResult<PooledMetric> {
     private static final long serialVersionUID = 1L;
 
     private final MetricsProfiler.Figure figure;
@@ -31,8 +26,7 @@ public final class PooledMetric extends Result<PooledMetric> {
     }
 
     private PooledMetric(MetricsProfiler.Figure figure, double percentile, SampleBuffer invocationNanos, Statistics seconds) {
-        super(ResultRole.SECONDARY, figure.label(), single(value(figure, percentile, seconds)), figure.unit(),
-                AggregationPolicy.AVG);
+        super(figure, value(figure, percentile, seconds));
         this.figure = figure;
         this.percentile = percentile;
         this.invocationNanos = invocationNanos;
@@ -48,21 +42,9 @@ public final class PooledMetric extends Result<PooledMetric> {
         return figure.of(Double.isNaN(percentile) ? seconds.getMean() : seconds.getPercentile(percentile));
     }
 
-    private static Statistics single(double v) {
-        ListStatistics s = new ListStatistics();
-        s.addValue(v);
-        return s;
-    }
-
     @Override
     public double getScoreError() {
         return error;
-    }
-
-    @Override
-    public double[] getScoreConfidence() {
-        double score = getScore();
-        return Double.isNaN(error) ? new double[] {score, score} : new double[] {score - error, score + error};
     }
 
     @Override
@@ -71,13 +53,8 @@ public final class PooledMetric extends Result<PooledMetric> {
     }
 
     @Override
-    protected Aggregator<PooledMetric> getThreadAggregator() {
-        return PooledMetric::merge;
-    }
-
-    @Override
-    protected Aggregator<PooledMetric> getIterationAggregator() {
-        return PooledMetric::merge;
+    PooledMetric merged(Collection<PooledMetric> results) {
+        return merge(results);
     }
 
     /** Pools the samples of several iterations (or threads) of one metric. */
