@@ -195,8 +195,8 @@ public final class CallBoard {
      * next bracketed call (a CQ read, which every wait makes) or {@link #endRun}. A run of injects
      * is bounded (the engine reads the CQs every few injects and at every wait), and an inject that
      * never returns still leaves the line unchanged, so the watchdog still names it. The reason:
-     * two brackets per 64-byte write cost a third of the rate on the H100 host (docs/PERFORMANCE.md,
-     * issue 19), where a run of 64 costs one.
+     * a run of 64 injects costs one bracket where it cost 64, and that was worth ~17% of the 64-byte
+     * rate on the H100 host (docs/PERFORMANCE.md, issue 19).
      */
     static final class Slot {
         private final CallBoard board;
@@ -204,15 +204,14 @@ public final class CallBoard {
         private final MemorySegment state;
         private long count;
         private boolean released;
+        /** True while a run of {@link #enterRun} calls has the line and no bracket closed it yet. */
+        private boolean inRun;
 
         Slot(CallBoard board, int index, MemorySegment state) {
             this.board = board;
             this.index = index;
             this.state = state;
         }
-
-        /** True while a run of {@link #enterRun} calls has the line and no bracket closed it yet. */
-        private boolean inRun;
 
         void enter(int op) {
             inRun = false;

@@ -37,6 +37,8 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     private final MemoryRegion[] srcMr;
     private final RemoteRegion[][] dstOf;
     private final long srcBytes;
+    /** Rank k's destination buffer in bytes (its channel 0 registration), what a request is checked against. */
+    private final long[] dstBytesOf;
     private final WriteEngine engine;
     private final RequestRing.Request req = new RequestRing.Request();
     private final int mask;
@@ -81,6 +83,10 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
         this.srcMr = srcMr;
         this.dstOf = dstOf;
         this.srcBytes = srcBytes;
+        this.dstBytesOf = new long[t.size];
+        for (int k = 0; k < t.size; k++) {
+            dstBytesOf[k] = dstOf[k][0].length();
+        }
         this.mask = ring.capacity() - 1;
         int nch = t.channelCount();
         maxWrite = new long[nch];
@@ -170,8 +176,7 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
         }
         fencing = false;
         int slot = (int) (req.ticket & mask);
-        long dstBytes = req.target >= 0 && req.target < t.size ? dstOf[req.target][0].length() : 0; // a bad target fails below
-        String bad = ProxyRequests.invalid(req, t.size, t.rank, t.channelCount(), srcBytes, dstBytes);
+        String bad = ProxyRequests.invalid(req, t.rank, t.channelCount(), srcBytes, dstBytesOf);
         if (bad != null) {
             stop("rank " + t.rank + "'s proxy: request " + req.ticket + " " + bad);
             return false;

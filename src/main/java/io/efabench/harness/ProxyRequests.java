@@ -14,11 +14,12 @@ final class ProxyRequests {
     static final int ALL_CHANNELS = 0xFFFF;
 
     /**
-     * Null when every field of {@code req} is valid for rank {@code me} of {@code ranks} with
-     * {@code channels} channels, a {@code srcBytes} source and a {@code dstBytes} destination
-     * buffer; else which field is wrong and why (one line).
+     * Null when every field of {@code req} is valid for rank {@code me} with {@code channels}
+     * channels, a {@code srcBytes} source and rank k's destination buffer of {@code dstBytesOf[k]}
+     * bytes (one entry per rank); else which field is wrong and why (one line).
      */
-    static String invalid(RequestRing.Request req, int ranks, int me, int channels, long srcBytes, long dstBytes) {
+    static String invalid(RequestRing.Request req, int me, int channels, long srcBytes, long[] dstBytesOf) {
+        int ranks = dstBytesOf.length;
         if (req.op != OP_PUT && req.op != OP_FENCE) {
             return "has op " + req.op + ", neither put (" + OP_PUT + ") nor fence (" + OP_FENCE + ")";
         }
@@ -31,6 +32,7 @@ final class ProxyRequests {
         if (req.channel != ALL_CHANNELS && (req.channel < 0 || req.channel >= channels)) {
             return "names channel " + req.channel + " of " + channels;
         }
+        long dstBytes = dstBytesOf[req.target];
         if (req.bytes <= 0 || req.src < 0 || req.dst < 0 || req.bytes > srcBytes - req.src || req.bytes > dstBytes - req.dst) {
             return "writes " + req.bytes + " bytes from source offset " + req.src + " to destination offset " + req.dst
                     + ", outside the " + srcBytes + "-byte source or the " + dstBytes + "-byte destination buffer";

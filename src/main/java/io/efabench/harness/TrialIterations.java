@@ -38,10 +38,6 @@ public final class TrialIterations {
         return time;
     }
 
-    public long iteration() {
-        return iteration;
-    }
-
     /** Leader: announces that this iteration's rounds are over and how many there were. */
     public void signalEnd(long rounds) {
         group.signal(END_SLOT, (iteration << 40) | (rounds & ROUNDS_MASK));
