@@ -23,6 +23,10 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
     /** Where injected writes to target k on channel c go, resolved once (null without injected ops). */
     private final InjectTarget[][] injectTo;
     private final int[] lastOpTo;
+    private final int ops;
+    private final boolean roundRobin;
+    /** Whether any op completes locally (not injected): only then do rounds keep local counts. */
+    private final boolean localOps;
     private final WriteEngine engine;
     private final RoundPipeline pipeline;
     private final Deadline deadline;
@@ -45,12 +49,17 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
         injectOp = new boolean[n];
         lastOpTo = new int[t.size];
         boolean injects = false;
+        boolean posts = false;
         for (int i = 0; i < n; i++) {
             int c = plan.channel[i];
             injectOp[i] = inject && t.memory() == MemoryKind.HOST && plan.len[i] <= t.channel(c).injectRmaSize();
             injects |= injectOp[i];
+            posts |= !injectOp[i];
             lastOpTo[plan.peer[i]] = i;
         }
+        ops = n;
+        localOps = posts;
+        roundRobin = w.layout == Layout.ROUND_ROBIN;
         injectTo = injects ? new InjectTarget[t.size][] : null;
         for (int k = 1; injects && k < t.size; k++) {
             injectTo[k] = new InjectTarget[t.channelCount()];
@@ -96,22 +105,40 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
 
     @Override
     public void post(long r, boolean closesWindow) {
-        // REMOTE: targets ack cumulatively every ackEvery rounds, and the round that closes a window at once.
-        kind = w.remote && closesWindow ? Immediate.ACK_ME : Immediate.DATA;
-        local.begin(r);
-        if (w.window == 1) {
-            for (int g = 0; g < plan.groups(); g++) {
-                if (g > 0) {
-                    awaitGroup(g - 1, r);
-                }
-                for (int i = plan.groupStart[g]; i < plan.groupStart[g + 1]; i++) {
+        post(r, 1, closesWindow);
+    }
+
+    /**
+     * Rounds {@code first} .. {@code first + rounds - 1}, timed and checked alike: at window 1
+     * each round's groups in turn (targets one after another), else every op of each round.
+     */
+    @Override
+    public void post(long first, int rounds, boolean closesLast) {
+        long last = first + rounds - 1;
+        for (long r = first; r <= last; r++) {
+            // REMOTE: targets ack cumulatively every ackEvery rounds, and the round that closes a window at once.
+            kind = w.remote && closesLast && r == last ? Immediate.ACK_ME : Immediate.DATA;
+            if (localOps) {
+                local.begin(r);
+            }
+            if (w.window == 1) {
+                postInGroups(r);
+            } else {
+                for (int i = 0; i < ops; i++) {
                     postOp(i, r);
                 }
             }
-            return;
         }
-        for (int i = 0; i < plan.ops(); i++) {
-            postOp(i, r);
+    }
+
+    private void postInGroups(long r) {
+        for (int g = 0; g < plan.groups(); g++) {
+            if (g > 0) {
+                awaitGroup(g - 1, r);
+            }
+            for (int i = plan.groupStart[g]; i < plan.groupStart[g + 1]; i++) {
+                postOp(i, r);
+            }
         }
     }
 
@@ -126,32 +153,51 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
         }
     }
 
+    /**
+     * Op {@code i} of round {@code r}. The checked pass's test hooks alter the op in
+     * {@link #postChecked}, which posts through {@link #send} as a timed op does; kept apart so that
+     * this method stays small enough for the JIT to inline into the round loop.
+     */
     private void postOp(int i, long r) {
         int peer = plan.peer[i];
         awaitAck(peer, r - w.credits);
-        peerInFlight = w.layout == Layout.ROUND_ROBIN ? -1 : peer;
-        if (checking && w.dropWriteTo == peer && i == lastOpTo[peer]) {
-            return;
-        }
-        int c = plan.channel[i];
+        peerInFlight = roundRobin ? -1 : peer;
         int slot = pipeline.slot(r);
-        int to = checking && w.swapTargets ? peer % w.targets + 1 : peer;
         long srcOff = block(slot, peer) + plan.offset[i];
         long dstOff = (long) slot * w.size + plan.offset[i];
-        long len = checking && w.skipClear ? Math.min(64, plan.len[i]) : plan.len[i];
-        if (checking && fault.fires(local.inFlight())) {
+        long imm = Immediate.encode(kind, 0, r);
+        if (checking) {
+            postChecked(i, r, peer, slot, srcOff, dstOff, imm);
+        } else {
+            send(i, peer, peer, srcOff, plan.len[i], dstOff, imm, r);
+        }
+    }
+
+    /** A checked op with the test hooks: a dropped or misdirected write, a short payload. */
+    private void postChecked(int i, long r, int peer, int slot, long srcOff, long dstOff, long imm) {
+        if (w.dropWriteTo == peer && i == lastOpTo[peer]) {
+            return;
+        }
+        int to = w.swapTargets ? peer % w.targets + 1 : peer;
+        long len = w.skipClear ? Math.min(64, plan.len[i]) : plan.len[i];
+        if (fault.fires(local.inFlight())) {
             if (fault.kind == TestHooks.PipelineFault.Kind.MISDIRECT) {
                 dstOff = (long) ((slot + 1) % w.slots) * w.size + plan.offset[i];
             } else {
                 len = Math.min(64, len);
             }
         }
-        long imm = Immediate.encode(kind, 0, r);
+        send(i, peer, to, srcOff, len, dstOff, imm, r);
+    }
+
+    /** Posts op {@code i} to {@code to} (its planned {@code peer} keeps the local completion's count). */
+    private void send(int i, int peer, int to, long srcOff, long len, long dstOff, long imm, long r) {
+        int c = plan.channel[i];
         if (injectOp[i]) {
             engine.inject(injectTo[to][c], srcOff, len, dstOff, imm, to, r);
-            return;
+        } else {
+            engine.write(c, srcMr[c], srcOff, len, to, dstOf[to][c], dstOff, imm, local.posted(r, peer), r);
         }
-        engine.write(c, srcMr[c], srcOff, len, to, dstOf[to][c], dstOff, imm, local.posted(r, peer), r);
     }
 
     @Override
