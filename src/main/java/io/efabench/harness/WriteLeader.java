@@ -23,8 +23,6 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
     /** Where injected writes to target k on channel c go, resolved once (null without injected ops). */
     private final InjectTarget[][] injectTo;
     private final int[] lastOpTo;
-    private final int ops;
-    private final boolean roundRobin;
     /** Whether any op completes locally (not injected): only then do rounds keep local counts. */
     private final boolean localOps;
     private final WriteEngine engine;
@@ -57,9 +55,7 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
             posts |= !injectOp[i];
             lastOpTo[plan.peer[i]] = i;
         }
-        ops = n;
         localOps = posts;
-        roundRobin = w.layout == Layout.ROUND_ROBIN;
         injectTo = injects ? new InjectTarget[t.size][] : null;
         for (int k = 1; injects && k < t.size; k++) {
             injectTo[k] = new InjectTarget[t.channelCount()];
@@ -124,7 +120,7 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
             if (w.window == 1) {
                 postInGroups(r);
             } else {
-                for (int i = 0; i < ops; i++) {
+                for (int i = 0; i < plan.ops(); i++) {
                     postOp(i, r);
                 }
             }
@@ -161,7 +157,7 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
     private void postOp(int i, long r) {
         int peer = plan.peer[i];
         awaitAck(peer, r - w.credits);
-        peerInFlight = roundRobin ? -1 : peer;
+        peerInFlight = w.layout == Layout.ROUND_ROBIN ? -1 : peer;
         int slot = pipeline.slot(r);
         long srcOff = block(slot, peer) + plan.offset[i];
         long dstOff = (long) slot * w.size + plan.offset[i];

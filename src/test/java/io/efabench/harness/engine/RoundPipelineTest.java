@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -191,7 +193,7 @@ class RoundPipelineTest {
     @ParameterizedTest(name = "window {0}")
     @ValueSource(ints = {1, 8})
     void aTimedWindowReachesThePortInOneCall(int window) {
-        java.util.List<String> calls = new java.util.ArrayList<>();
+        List<String> calls = new ArrayList<>();
         SerialLink batches = new SerialLink() {
             @Override
             public void post(long first, int rounds, boolean closesLast) {
@@ -203,7 +205,7 @@ class RoundPipelineTest {
         p.warm();
         p.timed();
         p.post();
-        assertEquals(java.util.List.of("1+1 closes", 2 + "+" + window + " closes", (2 + window) + "+1"), calls);
+        assertEquals(List.of("1+1 closes", 2 + "+" + window + " closes", (2 + window) + "+1"), calls);
         p.drain();
     }
 
