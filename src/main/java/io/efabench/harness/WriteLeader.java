@@ -10,6 +10,8 @@ import io.efabench.harness.engine.OpPlan.Layout;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.engine.WriteEngine;
 
+import org.openjdk.jmh.annotations.CompilerControl;
+
 /** Rank 0 of {@link WriteRounds}: posts the rounds, reaps, takes the acks, runs the checked pass. */
 final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
     private final WriteRounds w;
@@ -153,7 +155,12 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
      * Op {@code i} of round {@code r}. The checked pass's test hooks alter the op in
      * {@link #postChecked}, which posts through {@link #send} as a timed op does; kept apart so that
      * this method stays small enough for the JIT to inline into the round loop.
+     *
+     * <p>Forced inline (a JMH compiler hint for every fork): C2 refuses a callee whose own C2 code
+     * exceeds InlineSmallCode (this one ~4 KB), so the round loop's speed hung on compile order:
+     * 64 B at window 64 ran 1.5-1.7 Gbps in JVMs that refused it, 2-3.5 in others (PERFORMANCE.md).
      */
+    @CompilerControl(CompilerControl.Mode.INLINE)
     private void postOp(int i, long r) {
         int peer = plan.peer[i];
         awaitAck(peer, r - w.credits);
@@ -186,7 +193,8 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
         send(i, peer, to, srcOff, len, dstOff, imm, r);
     }
 
-    /** Posts op {@code i} to {@code to} (its planned {@code peer} keeps the local completion's count). */
+    /** Posts op {@code i} to {@code to} (its planned {@code peer} keeps the local completion's count). Forced inline as {@link #postOp}. */
+    @CompilerControl(CompilerControl.Mode.INLINE)
     private void send(int i, int peer, int to, long srcOff, long len, long dstOff, long imm, long r) {
         int c = plan.channel[i];
         if (injectOp[i]) {

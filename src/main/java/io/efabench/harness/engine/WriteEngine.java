@@ -9,6 +9,8 @@ import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.Deadline;
 import io.efabench.harness.FabricTrial;
 
+import org.openjdk.jmh.annotations.CompilerControl;
+
 /**
  * What every RMA workload (writes, and Read's reads) needs of the fabric, written once: op contexts per channel (a free
  * list, and a workload tag per context), posting with retry and progress, the one CQ loop that
@@ -171,8 +173,10 @@ public final class WriteEngine {
      * local completion, complete once posted. The provider still needs progress to recycle its
      * inject buffers, so the CQs are read before an injected write once {@code injectPollEvery}
      * went out since the last read (the caller's own waits read them too: at window 1 the wait for
-     * the ack does it every round).
+     * the ack does it every round). Forced inline into its callers (WriteLeader's per-write path):
+     * its C2 code is near InlineSmallCode, over which C2 stops inlining a callee compiled before its caller.
      */
+    @CompilerControl(CompilerControl.Mode.INLINE)
     public void inject(InjectTarget to, long srcOff, long len, long dstOff, long imm, int peer, long round) {
         if (injectedSincePoll >= injectPollEvery) {
             progress();

@@ -1,0 +1,33 @@
+package io.efabench.harness;
+
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The leader's per-write path reaches the forks as forced inlines (JMH's annotation processor
+ * turns {@code @CompilerControl(INLINE)} into META-INF/CompilerHints, which every fork gets as its
+ * compile command file). Without them C2 may refuse the inline once the callee has big code of its
+ * own, and 64 B writes ran 20-40% slower in the JVMs where it did (docs/PERFORMANCE.md, issue 19).
+ */
+class CompilerHintsTest {
+    @Test
+    void theWritePathIsForcedInlineInTheForksCompileCommands() throws IOException {
+        String hints;
+        try (InputStream in = getClass().getClassLoader().getResourceAsStream("META-INF/CompilerHints")) {
+            assertNotNull(in, "no META-INF/CompilerHints: JMH's annotation processor did not run on the harness");
+            hints = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        List<String> lines = hints.lines().map(String::strip).toList();
+        for (String method : List.of("io/efabench/harness/WriteLeader.postOp", "io/efabench/harness/WriteLeader.send",
+                "io/efabench/harness/engine/WriteEngine.inject")) {
+            assertTrue(lines.contains("inline," + method), "not forced inline: " + method + " in\n" + hints);
+        }
+    }
+}
