@@ -12,10 +12,10 @@ import io.efabench.harness.FabricTrial;
  * Small receive buffers kept posted on one channel: they take the leader's acks and, on
  * providers whose mode has FI_RX_CQ_DATA, the receive that a write with immediate data
  * consumes at the target. Slot i uses op context {@code base + i}; a reaped slot is reposted
- * at once, or, where the provider refuses it for now (-FI_EAGAIN: its receive queue is full
- * until it progresses), at the next {@link #retryPending} after a CQ read: a repost runs inside
- * completion handling, where spinning cannot progress the CQ (efa frees receive resources only
- * in its progress).
+ * at once ({@link #repost}) or at the start of the next CQ read ({@link #repostLater}), or, where
+ * the provider refuses it for now (-FI_EAGAIN: its receive queue is full until it progresses), at
+ * the next {@link #retryPending} after a CQ read: a repost runs inside completion handling, where
+ * spinning cannot progress the CQ (efa frees receive resources only in its progress).
  */
 public final class ControlSlots {
     public static final int SLOT_BYTES = 64;
@@ -36,6 +36,9 @@ public final class ControlSlots {
     private final int[] pending;
     private int npending;
     private long refusedSince;
+    /** Slots reaped by the last CQ read, to repost at the start of the next ({@link #repostLater}). */
+    private final int[] deferred;
+    private int ndeferred;
 
     /** Slots in a buffer of the trial, registered on channel {@code channelIndex}, all posted. */
     public static ControlSlots open(FabricTrial trial, int channelIndex, int base, int count) {
@@ -54,6 +57,7 @@ public final class ControlSlots {
         this.base = base;
         this.count = count;
         this.pending = new int[count];
+        this.deferred = new int[count];
         for (int i = 0; i < count; i++) {
             post(i);
         }
@@ -78,6 +82,30 @@ public final class ControlSlots {
 
     public void repost(int ctx) {
         post(ctx - base);
+    }
+
+    /**
+     * Reposts the slot of {@code ctx} at the next {@link #repostDeferred}, which the engine calls
+     * before its next CQ read: an ack wakes the leader to post its next round, and a receive posted
+     * first (shm: a locked match against its unexpected queue, ~0.1 us) delayed every write of a
+     * window-1 round trip; posted after it, it overlaps the write in flight. Every slot but the few
+     * reaped by one CQ read stays posted meanwhile.
+     */
+    public void repostLater(int ctx) {
+        deferred[ndeferred++] = ctx - base;
+    }
+
+    /** Posts the slots of {@link #repostLater}; a refused one waits for {@link #retryPending}. */
+    public void repostDeferred() {
+        for (int i = 0; i < ndeferred; i++) {
+            post(deferred[i]);
+        }
+        ndeferred = 0;
+    }
+
+    /** Slots reaped and not yet handed back to the provider by {@link #repostDeferred}. */
+    int deferredReposts() {
+        return ndeferred;
     }
 
     /** Reposts the slots the provider refused earlier; call after each CQ read (it progressed). */

@@ -222,6 +222,9 @@ public final class WriteEngine {
         injectedSincePoll = 0;
         boolean any = false;
         for (int c = 0; c < channels.length; c++) {
+            if (slots[c] != null) {
+                slots[c].repostDeferred(); // the acks the last read reaped: after the caller's posts, not before
+            }
             int n = channels[c].pollBatch(comp);
             for (int i = 0; i < n; i++) {
                 comp.select(i);
@@ -248,7 +251,7 @@ public final class WriteEngine {
             if (s.kind(ctx) == ControlSlots.ACK) {
                 sink.acked(s.senderRank(ctx), s.round(ctx));
             }
-            s.repost(ctx);
+            s.repostLater(ctx);
         } else {
             int ctx = comp.context();
             if (ctx == ACK_CTX) {

@@ -61,6 +61,26 @@ class ControlSlotsTest {
     }
 
     @Test
+    void aSlotRepostedLaterGoesBackToTheProviderOnlyAtTheNextRepostDeferred() {
+        FullQueue provider = new FullQueue();
+        ControlSlots slots = new ControlSlots(buf, null, provider, 100, 4);
+        slots.repostLater(101);
+        slots.repostLater(103);
+        assertEquals(List.of(100, 101, 102, 103), provider.posted, "nothing posted inside completion handling");
+        assertEquals(2, slots.deferredReposts());
+        slots.repostDeferred();
+        assertEquals(List.of(100, 101, 102, 103, 101, 103), provider.posted);
+        assertEquals(0, slots.deferredReposts());
+        provider.full = true;
+        slots.repostLater(100);
+        slots.repostDeferred();
+        assertEquals(1, slots.pendingReposts(), "a refused deferred repost waits for the next CQ read, as any");
+        provider.progress();
+        slots.retryPending();
+        assertEquals(List.of(100, 101, 102, 103, 101, 103, 100), provider.posted);
+    }
+
+    @Test
     void aReceiveRefusedForTenSecondsOfCqReadsFailsWithOneLine() throws Exception {
         FullQueue provider = new FullQueue();
         provider.full = true;
