@@ -73,9 +73,14 @@ public final class Follower implements WriteEngine.Sink {
         }
         handled = next;
         long served = arrivals.served();
-        if (served - lastAcked >= ackEvery || (ackRequested > lastAcked && served >= ackRequested)) {
-            ack(served);
+        if (ackDue(served)) {
+            ack(served); // the ack arrived() could not post (the previous one was still sending)
         }
+    }
+
+    /** Whether rounds up to {@code served} should be acked now: ackEvery of them unacked, or one the leader asked to hear of. */
+    private boolean ackDue(long served) {
+        return served - lastAcked >= ackEvery || (ackRequested > lastAcked && served >= ackRequested);
     }
 
     /**
@@ -103,6 +108,8 @@ public final class Follower implements WriteEngine.Sink {
     private void ackServed() {
         if (lastAcked < arrivals.served()) {
             ack(arrivals.served());
+        } else {
+            engine.awaitSends(lastAcked); // one posted from arrived(): sent before the iteration's barriers
         }
     }
 
@@ -121,6 +128,13 @@ public final class Follower implements WriteEngine.Sink {
         long r = arrivals.arrived(data);
         if (Immediate.kind(data) == Immediate.ACK_ME && r > ackRequested) {
             ackRequested = r;
+        }
+        // Ack from inside the CQ read that completed the round, before the read and the serve
+        // loop unwind: the leader waits for this ack at window 1, and the unwinding held it back
+        // by ~30 ns on the dev VM (docs/PERFORMANCE.md, issue 19: the target's turn-around).
+        long served = arrivals.served();
+        if (ackDue(served) && engine.tryAck(served)) {
+            lastAcked = served;
         }
     }
 }

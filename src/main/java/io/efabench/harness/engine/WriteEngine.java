@@ -191,8 +191,32 @@ public final class WriteEngine {
         }
     }
 
-    /** Sends rank 0 the ack of every round up to {@code round} on channel 0 and waits for its local completion. */
+    /**
+     * Posts rank 0 the ack of every round up to {@code round} without waiting for its local
+     * completion, which a later CQ read reaps; for a sink that acks from inside completion
+     * handling, so the ack leaves as soon as the completion that earned it is counted. False,
+     * nothing posted, while the previous ack is still sending (the send buffer holds one
+     * message) or the provider refuses it for now: the caller acks later through {@link #ack}.
+     */
+    public boolean tryAck(long round) {
+        if (sendsPending > 0) {
+            return false;
+        }
+        ControlSlots s = slots[0];
+        long off = s.sendOffset(ControlSlots.ACK, t.rank, round);
+        if (channels[0].trySend(s.mr(), off, 16, t.peer(0, 0), 0, false, ACK_CTX) != 0) {
+            return false;
+        }
+        sendsPending++;
+        return true;
+    }
+
+    /**
+     * Sends rank 0 the ack of every round up to {@code round} on channel 0 and waits for its local
+     * completion (and first for a {@link #tryAck}'s, whose buffer it reuses).
+     */
     public void ack(long round) {
+        awaitSends(round);
         ControlSlots s = slots[0];
         long off = s.sendOffset(ControlSlots.ACK, t.rank, round);
         Channel ch = channels[0];
@@ -205,10 +229,17 @@ public final class WriteEngine {
             }
         }
         sendsPending++;
-        deadline.start();
-        while (sendsPending > 0) {
-            progress();
-            deadline.check("sending the ack", 0, round);
+        awaitSends(round);
+    }
+
+    /** Waits (with progress) for the local completion of every ack posted; {@code round} names the wait in a failure. */
+    public void awaitSends(long round) {
+        if (sendsPending > 0) {
+            deadline.start();
+            while (sendsPending > 0) {
+                progress();
+                deadline.check("sending the ack", 0, round);
+            }
         }
     }
 
