@@ -74,7 +74,7 @@ public final class Follower implements WriteEngine.Sink {
         handled = next;
         long served = arrivals.served();
         if (ackDue(served)) {
-            ack(served); // the ack arrived() could not post (the previous one was still sending)
+            ack(served); // the ack arrived() could not post (the previous one still sending, or the provider refused it)
         }
     }
 
