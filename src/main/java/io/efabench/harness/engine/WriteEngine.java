@@ -217,18 +217,13 @@ public final class WriteEngine {
      */
     public void ack(long round) {
         awaitSends(round);
-        ControlSlots s = slots[0];
-        long off = s.sendOffset(ControlSlots.ACK, t.rank, round);
-        Channel ch = channels[0];
-        long dest = t.peer(0, 0);
-        if (ch.trySend(s.mr(), off, 16, dest, 0, false, ACK_CTX) != 0) {
+        if (!tryAck(round)) {
             deadline.start();
-            while (ch.trySend(s.mr(), off, 16, dest, 0, false, ACK_CTX) != 0) {
+            while (!tryAck(round)) {
                 progress();
                 deadline.check("posting an ack", 0, round);
             }
         }
-        sendsPending++;
         awaitSends(round);
     }
 
