@@ -25,6 +25,7 @@ public final class Discovery implements AutoCloseable {
     private final boolean pathApplies;
     private final List<NicInfo> nics;
     private final List<MemorySegment> infos; // fi_info entry per NIC, same order as nics
+    private final String controlProgress;
     private MemorySegment head;              // owned list, NULL once closed
 
     private Discovery(MemorySegment head, List<NicInfo> nics, List<MemorySegment> infos, NicPath path, boolean pathApplies) {
@@ -34,6 +35,7 @@ public final class Discovery implements AutoCloseable {
         this.nics = List.copyOf(nics);
         this.infos = List.copyOf(infos);
         this.provider = nics.getFirst().provider();
+        this.controlProgress = controlProgressOf(infos.getFirst());
     }
 
     /** Discovery with the provider from {@code FI_PROVIDER}, else {@code efa}, else a one-line error. */
@@ -65,7 +67,8 @@ public final class Discovery implements AutoCloseable {
         if (providerOverride != null || (envProvider != null && !envProvider.isBlank())) {
             String named = providerOverride != null ? providerOverride : envProvider;
             MemorySegment list = DiscoveryHints.getinfo(hmem, providerOverride, path.caps(named), providerOverride != null
-                    ? "provider '" + providerOverride + "'" : "FI_PROVIDER=" + envProvider);
+                    ? "provider '" + providerOverride + "'" : "FI_PROVIDER=" + envProvider,
+                    DiscoveryHints.asksControlUnified(named));
             return build(list, path);
         }
         Set<String> found = providers(hmem);
@@ -73,7 +76,8 @@ public final class Discovery implements AutoCloseable {
             throw new FabricException("no EFA provider found; set FI_PROVIDER to one of: "
                     + String.join(", ", found) + " (providers offering " + DiscoveryHints.asked(hmem) + " here)");
         }
-        return build(DiscoveryHints.getinfo(hmem, "efa", path.caps("efa"), "provider 'efa'"), path);
+        return build(DiscoveryHints.getinfo(hmem, "efa", path.caps("efa"), "provider 'efa'",
+                DiscoveryHints.asksControlUnified("efa")), path);
     }
 
     /**
@@ -83,7 +87,7 @@ public final class Discovery implements AutoCloseable {
     public static Set<String> providers(boolean hmem) {
         Fi.requireLibrary();
         // Listing what is there: no path bits, or shm (local only) would be missing from the list.
-        MemorySegment any = DiscoveryHints.getinfo(hmem, null, 0, "FI_PROVIDER unset");
+        MemorySegment any = DiscoveryHints.getinfo(hmem, null, 0, "FI_PROVIDER unset", false);
         Set<String> found = new LinkedHashSet<>();
         for (MemorySegment e = any; e.address() != 0; e = FiInfoEntry.next(e)) {
             found.add(FiInfoEntry.providerName(e).split(";")[0]);
@@ -204,6 +208,21 @@ public final class Discovery implements AutoCloseable {
     /** Provider of every NIC in this discovery, as libfabric names it (e.g. {@code tcp;ofi_rxm}). */
     public String provider() {
         return provider;
+    }
+
+    /**
+     * The control progress model the provider granted ({@code fi_domain_attr.control_progress}):
+     * "control-unified" where efabench asked for it and got it ({@link DiscoveryHints#CONTROL_UNIFIED_PROVIDERS}),
+     * else "auto" or "manual", the provider's default. For provenance: it moves small-message figures.
+     */
+    public String controlProgress() {
+        return controlProgress;
+    }
+
+    private static String controlProgressOf(MemorySegment entry) {
+        int p = fi_domain_attr.control_progress(FiInfoEntry.domainAttr(entry));
+        return p == Fi.PROGRESS_CONTROL_UNIFIED ? "control-unified" : p == LibFabric.FI_PROGRESS_AUTO() ? "auto"
+                : p == LibFabric.FI_PROGRESS_MANUAL() ? "manual" : "unspecified (" + p + ")";
     }
 
     /** The path asked for, and whether it changed the hints (a NIC provider: efa, verbs). */

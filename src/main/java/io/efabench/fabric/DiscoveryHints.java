@@ -24,16 +24,50 @@ final class DiscoveryHints {
                 + " and " + Discovery.CQ_DATA_SIZE + " bytes of remote CQ data";
     }
 
-    /** fi_getinfo with our hints; returns the head of a non-empty list or throws. */
-    static MemorySegment getinfo(boolean hmem, String provName, long pathCaps, String selection) {
-        MemorySegment hints = hints(hmem, provName, pathCaps);
+    /**
+     * Providers asked for {@link Fi#PROGRESS_CONTROL_UNIFIED}: with FI_THREAD_DOMAIN it lets
+     * libfabric drop the mutex its CQ read takes around progress (util_cq's ep_list_lock). A C
+     * benchmark of one thread pays that mutex without atomics (glibc skips them in a process
+     * with one thread); a JVM, many threads, pays a locked pair per CQ read: on the dev VM ~1/4 of
+     * a busy-polling target's cycles, and 5-10% of a 64 B window-1 round over shm
+     * (docs/PERFORMANCE.md, issue 19). Only providers measured with it are asked; every other
+     * keeps the provider's default progress model.
+     */
+    static final java.util.Set<String> CONTROL_UNIFIED_PROVIDERS = java.util.Set.of("shm");
+
+    /** Whether {@code provider} is asked for control-unified progress: one of those above, unless EFABENCH_PROGRESS=default. */
+    static boolean asksControlUnified(String provider) {
+        return CONTROL_UNIFIED_PROVIDERS.contains(provider) && !"default".equals(System.getenv("EFABENCH_PROGRESS"));
+    }
+
+    /**
+     * fi_getinfo with our hints; returns the head of a non-empty list or throws. With
+     * {@code controlUnified} the hints first ask for {@link Fi#PROGRESS_CONTROL_UNIFIED} (where the
+     * API has it), then, if nothing offers that, ask again without.
+     */
+    static MemorySegment getinfo(boolean hmem, String provName, long pathCaps, String selection, boolean controlUnified) {
+        if (controlUnified && Fi.apiVersion() >= Fi.CONTROL_UNIFIED_VERSION) {
+            MemorySegment unified = getinfo0(hints(hmem, provName, pathCaps, true), selection);
+            if (unified != null) {
+                return unified;
+            }
+        }
+        MemorySegment list = getinfo0(hints(hmem, provName, pathCaps, false), selection);
+        if (list == null) {
+            throw new FabricException(selection + ": no provider offers " + asked(hmem)
+                    + (pathCaps != 0 ? " with FI_REMOTE_COMM only (path=nic)" : "")
+                    + " here (fi_getinfo: " + Fi.strerror(-LibFabric.FI_ENODATA()) + ")", -LibFabric.FI_ENODATA());
+        }
+        return list;
+    }
+
+    /** fi_getinfo with {@code hints}, which it frees: the list, or null for -FI_ENODATA; other errors throw. */
+    private static MemorySegment getinfo0(MemorySegment hints, String selection) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
             int rc = LibFabric.fi_getinfo(Fi.apiVersion(), MemorySegment.NULL, MemorySegment.NULL, 0L, hints, out);
             if (rc == -LibFabric.FI_ENODATA()) {
-                throw new FabricException(selection + ": no provider offers " + asked(hmem)
-                        + (pathCaps != 0 ? " with FI_REMOTE_COMM only (path=nic)" : "")
-                        + " here (fi_getinfo: " + Fi.strerror(rc) + ")", rc);
+                return null;
             }
             Fi.check("fi_getinfo (" + selection + ")", rc);
             return out.get(ValueLayout.ADDRESS, 0).reinterpret(fi_info.sizeof());
@@ -47,7 +81,7 @@ final class DiscoveryHints {
      * {@code pathCaps} is {@link NicPath#caps}: FI_REMOTE_COMM alone tells efa not to open its
      * shm peer provider (efa_shm.c) and to drop FI_LOCAL_COMM from what it returns.
      */
-    static MemorySegment hints(boolean hmem, String provName, long pathCaps) {
+    static MemorySegment hints(boolean hmem, String provName, long pathCaps, boolean controlUnified) {
         MemorySegment hints = LibFabric.fi_dupinfo(MemorySegment.NULL); // fi_allocinfo()
         if (hints.address() == 0) {
             throw new FabricException("fi_allocinfo failed: out of memory");
@@ -63,6 +97,11 @@ final class DiscoveryHints {
                 | Fi.MR_PROV_KEY | Fi.MR_ENDPOINT | (hmem ? Fi.MR_HMEM : 0));
         fi_domain_attr.cq_data_size(dom, Discovery.CQ_DATA_SIZE);
         fi_domain_attr.threading(dom, LibFabric.FI_THREAD_DOMAIN());
+        if (controlUnified) {
+            // 2.x: "progress" shares data_progress's place, and a provider built on libfabric's
+            // utility code takes it as the control progress too (ofi_alter_domain_attr)
+            fi_domain_attr.progress(dom, Fi.PROGRESS_CONTROL_UNIFIED);
+        }
         if (provName != null) {
             MemorySegment fab = fi_info.fabric_attr(hints).reinterpret(fi_fabric_attr.sizeof());
             fi_fabric_attr.prov_name(fab, Fi.strdup(provName)); // freed by fi_freeinfo

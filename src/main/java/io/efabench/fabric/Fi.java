@@ -93,6 +93,18 @@ final class Fi {
     /** FI_VERSION(1, 20): the first API with {@code fi_mr_attr.dmabuf} and {@code FI_MR_DMABUF}. */
     static final int DMABUF_VERSION = version(1, 20);
 
+    /**
+     * {@code FI_PROGRESS_CONTROL_UNIFIED} of {@code enum fi_progress} (libfabric 2.x's rdma/fabric.h:
+     * UNSPEC, AUTO, MANUAL, CONTROL_UNIFIED), not among the constants jextract/fabric.args keeps.
+     * "The user will synchronize progressing the data and control operations themselves ... combined
+     * with threading=FI_THREAD_DOMAIN allows libfabric to remove all locking in the critical data
+     * progress path" (fi_domain(3)); efabench drives each domain from one thread (docs/DESIGN.md).
+     */
+    static final int PROGRESS_CONTROL_UNIFIED = 3;
+
+    /** FI_VERSION(2, 0): the first API with {@link #PROGRESS_CONTROL_UNIFIED} and {@code fi_domain_attr.progress}. */
+    static final int CONTROL_UNIFIED_VERSION = version(2, 0);
+
     /** {@code fi_version()} of the library loaded at run time. */
     static int runtimeVersion() {
         requireLibrary();

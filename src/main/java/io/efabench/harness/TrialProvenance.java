@@ -70,6 +70,7 @@ final class TrialProvenance {
         facts.put("libfabric_header", Discovery.headerVersion());
         facts.put("libfabric_runtime", t.discovery().runtimeVersion());
         facts.put("libfabric_api", Discovery.apiVersion());
+        facts.put("control_progress", t.discovery().controlProgress());
         facts.put("memory", t.memory.name().toLowerCase(java.util.Locale.ROOT));
         if (t.memory == MemoryKind.DEVICE) {
             facts.put("registration", registration);

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ClusterChecksTest {
 
     private static long capsOfHints(String provider, NicPath path) {
-        MemorySegment hints = DiscoveryHints.hints(false, provider, path.caps(provider));
+        MemorySegment hints = DiscoveryHints.hints(false, provider, path.caps(provider), false);
         try {
             assertEquals(provider, Fi.string(fi_fabric_attr.prov_name(fi_info.fabric_attr(hints).reinterpret(fi_fabric_attr.sizeof()))));
             return fi_info.caps(hints);

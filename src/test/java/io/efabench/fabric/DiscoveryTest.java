@@ -116,4 +116,46 @@ class DiscoveryTest {
         assertTrue(Discovery.headerVersion().matches("\\d+\\.\\d+"));
         assertTrue(Discovery.runtimeVersion().matches("\\d+\\.\\d+"));
     }
+
+    @Test
+    void hintsAskForControlUnifiedProgressOnlyWhenTold() {
+        for (boolean unified : new boolean[] {false, true}) {
+            java.lang.foreign.MemorySegment hints = DiscoveryHints.hints(false, "shm", 0, unified);
+            try {
+                java.lang.foreign.MemorySegment dom = io.efabench.fabric.generated.fi_info.domain_attr(hints)
+                        .reinterpret(io.efabench.fabric.generated.fi_domain_attr.sizeof());
+                assertEquals(unified ? Fi.PROGRESS_CONTROL_UNIFIED : 0, io.efabench.fabric.generated.fi_domain_attr.progress(dom));
+            } finally {
+                LibFabric.fi_freeinfo(hints);
+            }
+        }
+    }
+
+    /**
+     * shm is asked for FI_PROGRESS_CONTROL_UNIFIED where the API has it (2.x) and grants it, which
+     * drops the mutex of every CQ read; under a 1.x library (Debian's 1.17 on CI) it keeps its
+     * default. tcp is never asked. The GPU machine's libfabric 2.6 runs the first branch.
+     */
+    @Test
+    void shmRunsWithControlUnifiedProgressWhereTheApiHasIt() {
+        Discovery d;
+        try {
+            d = Discovery.discover(false, "shm");
+        } catch (FabricException e) {
+            org.junit.jupiter.api.Assumptions.assumeTrue(false, "shm is not available here: " + e.getMessage());
+            return;
+        }
+        try (d) {
+            if (Fi.apiVersion() >= Fi.CONTROL_UNIFIED_VERSION) {
+                assertEquals("control-unified", d.controlProgress());
+            } else {
+                assertFalse(d.controlProgress().equals("control-unified"), d.controlProgress());
+            }
+        }
+        try (Discovery tcp = Discovery.discover(false, "tcp")) {
+            assertFalse(tcp.controlProgress().equals("control-unified"), tcp.controlProgress());
+        } catch (FabricException e) {
+            // tcp absent: the shm half above still ran
+        }
+    }
 }
