@@ -5,6 +5,8 @@
 # ratio against fi_rma_bw moved 0.85-0.98 by machine). Times a fixed integer loop on CPU A alone,
 # then on A while the same loop spins on B; prints the slowdown. Siblings read ~1.2-1.6x, separate
 # cores ~1.0x. Run it on the CPUs the side-by-side scripts pin to (CPU_A / CPU_B, 2 / 3).
+# It only reads where the loop alone keeps its time: on an H100 host (2026-11-27, issue 19) the
+# loop alone took 0.83-1.83 s from one run to the next, so its ratios (x0.67-x1.91) said nothing.
 #   usage: docs/perf/cpu-pair-probe.sh [A] [B] [repeats]
 set -euo pipefail
 a=${1:-2}; b=${2:-3}; n=${3:-3}

@@ -28,8 +28,8 @@ final class DiscoveryHints {
      * Providers asked for {@link Fi#PROGRESS_CONTROL_UNIFIED}: with FI_THREAD_DOMAIN it lets
      * libfabric drop the mutex its CQ read takes around progress (util_cq's ep_list_lock). A C
      * benchmark of one thread pays that mutex without atomics (glibc skips them in a process
-     * with one thread); a JVM, many threads, pays a locked pair per CQ read: on the dev VM ~1/4 of
-     * a busy-polling target's cycles, and 5-10% of a 64 B window-1 round over shm
+     * with one thread); a JVM, many threads, pays a locked pair per CQ read: on the dev VM 23-36% of
+     * a busy-polling target's cycles, and 2-10% of a 64 B window-1 round over shm
      * (docs/PERFORMANCE.md, issue 19). Only providers measured with it are asked; every other
      * keeps the provider's default progress model.
      */
@@ -43,11 +43,11 @@ final class DiscoveryHints {
     /**
      * fi_getinfo with our hints; returns the head of a non-empty list or throws. With
      * {@code controlUnified} the hints first ask for {@link Fi#PROGRESS_CONTROL_UNIFIED} (where the
-     * API has it), then, if nothing offers that, ask again without.
+     * API has it), then, if that fails in any way, ask again without.
      */
     static MemorySegment getinfo(boolean hmem, String provName, long pathCaps, String selection, boolean controlUnified) {
         if (controlUnified && Fi.apiVersion() >= Fi.CONTROL_UNIFIED_VERSION) {
-            MemorySegment unified = getinfo0(hints(hmem, provName, pathCaps, true), selection);
+            MemorySegment unified = getinfo0(hints(hmem, provName, pathCaps, true), null);
             if (unified != null) {
                 return unified;
             }
@@ -61,12 +61,15 @@ final class DiscoveryHints {
         return list;
     }
 
-    /** fi_getinfo with {@code hints}, which it frees: the list, or null for -FI_ENODATA; other errors throw. */
+    /**
+     * fi_getinfo with {@code hints}, which it frees: the list, or null for -FI_ENODATA; other
+     * errors throw naming {@code selection}, or return null too where it is null (an ask that may fail).
+     */
     private static MemorySegment getinfo0(MemorySegment hints, String selection) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(ValueLayout.ADDRESS);
             int rc = LibFabric.fi_getinfo(Fi.apiVersion(), MemorySegment.NULL, MemorySegment.NULL, 0L, hints, out);
-            if (rc == -LibFabric.FI_ENODATA()) {
+            if (rc == -LibFabric.FI_ENODATA() || (rc != 0 && selection == null)) {
                 return null;
             }
             Fi.check("fi_getinfo (" + selection + ")", rc);

@@ -102,7 +102,7 @@ final class Fi {
      */
     static final int PROGRESS_CONTROL_UNIFIED = 3;
 
-    /** FI_VERSION(2, 0): the first API with {@link #PROGRESS_CONTROL_UNIFIED} and {@code fi_domain_attr.progress}. */
+    /** FI_VERSION(2, 0): the first API with {@code fi_domain_attr.progress}, through which efabench asks for {@link #PROGRESS_CONTROL_UNIFIED}. */
     static final int CONTROL_UNIFIED_VERSION = version(2, 0);
 
     /** {@code fi_version()} of the library loaded at run time. */

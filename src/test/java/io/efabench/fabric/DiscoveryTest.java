@@ -93,16 +93,19 @@ class DiscoveryTest {
         assertTrue(e.getMessage().startsWith("provider 'nosuch': no provider offers"), e.getMessage());
     }
 
+    /** Discovery of {@code provider} on host memory; the test is skipped, saying why, where it is not offered. */
+    private static Discovery discoverOrSkip(String provider) {
+        try {
+            return Discovery.discover(false, provider);
+        } catch (FabricException e) {
+            org.junit.jupiter.api.Assumptions.assumeTrue(false, provider + " is not available here: " + e.getMessage());
+            throw e;
+        }
+    }
+
     @Test
     void nicsAreDistinctDomainsWithTheAskedForCqData() {
-        Discovery d;
-        try {
-            d = Discovery.discover(false, "tcp");
-        } catch (FabricException e) {
-            org.junit.jupiter.api.Assumptions.assumeTrue(false, "tcp is not available here: " + e.getMessage());
-            return;
-        }
-        try (d) {
+        try (Discovery d = discoverOrSkip("tcp")) {
             assertFalse(d.nics().isEmpty());
             assertEquals(d.nics().size(), d.nics().stream().map(NicInfo::domainName).distinct().count(),
                     "one NicInfo per domain: " + d.nics());
@@ -138,14 +141,7 @@ class DiscoveryTest {
      */
     @Test
     void shmRunsWithControlUnifiedProgressWhereTheApiHasIt() {
-        Discovery d;
-        try {
-            d = Discovery.discover(false, "shm");
-        } catch (FabricException e) {
-            org.junit.jupiter.api.Assumptions.assumeTrue(false, "shm is not available here: " + e.getMessage());
-            return;
-        }
-        try (d) {
+        try (Discovery d = discoverOrSkip("shm")) {
             if (Fi.apiVersion() >= Fi.CONTROL_UNIFIED_VERSION) {
                 assertEquals("control-unified", d.controlProgress());
             } else {
