@@ -37,7 +37,23 @@ final class DiscoveryHints {
 
     /** Whether {@code provider} is asked for control-unified progress: one of those above, unless EFABENCH_PROGRESS=default. */
     static boolean asksControlUnified(String provider) {
-        return CONTROL_UNIFIED_PROVIDERS.contains(provider) && !"default".equals(System.getenv("EFABENCH_PROGRESS"));
+        return asksControlUnified(provider, System.getenv("EFABENCH_PROGRESS"));
+    }
+
+    /**
+     * As above with EFABENCH_PROGRESS = {@code setting}: unset, blank or {@code control-unified}
+     * asks the providers above; {@code default} asks none. Anything else fails with one line, so
+     * a misspelt {@code defualt} does not run the model it meant to turn off.
+     */
+    static boolean asksControlUnified(String provider, String setting) {
+        String v = setting == null ? "" : setting.strip();
+        boolean ask = switch (v) {
+            case "", "control-unified" -> true;
+            case "default" -> false;
+            default -> throw new FabricException("EFABENCH_PROGRESS=\"" + setting
+                    + "\" is not one of: default (the provider's own progress model), control-unified (the default)");
+        };
+        return ask && CONTROL_UNIFIED_PROVIDERS.contains(provider);
     }
 
     /**

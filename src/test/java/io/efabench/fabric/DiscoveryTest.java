@@ -134,6 +134,17 @@ class DiscoveryTest {
         }
     }
 
+    @Test
+    void progressSettingAsksShmOnlyAndRejectsWhatItDoesNotKnow() {
+        assertTrue(DiscoveryHints.asksControlUnified("shm", null));
+        assertTrue(DiscoveryHints.asksControlUnified("shm", " control-unified "));
+        assertFalse(DiscoveryHints.asksControlUnified("shm", "default"));
+        assertFalse(DiscoveryHints.asksControlUnified("tcp", null));
+        FabricException e = org.junit.jupiter.api.Assertions.assertThrows(FabricException.class,
+                () -> DiscoveryHints.asksControlUnified("tcp", "defualt"));
+        assertTrue(e.getMessage().startsWith("EFABENCH_PROGRESS=\"defualt\" is not one of: default"), e.getMessage());
+    }
+
     /**
      * shm is asked for FI_PROGRESS_CONTROL_UNIFIED where the API has it (2.x) and grants it, which
      * drops the mutex of every CQ read; under a 1.x library (Debian's 1.17 on CI) it keeps its
