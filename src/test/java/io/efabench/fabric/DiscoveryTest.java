@@ -140,7 +140,7 @@ class DiscoveryTest {
         assertTrue(DiscoveryHints.asksControlUnified("shm", " control-unified "));
         assertFalse(DiscoveryHints.asksControlUnified("shm", "default"));
         assertFalse(DiscoveryHints.asksControlUnified("tcp", null));
-        FabricException e = org.junit.jupiter.api.Assertions.assertThrows(FabricException.class,
+        FabricException e = assertThrows(FabricException.class,
                 () -> DiscoveryHints.asksControlUnified("tcp", "defualt"));
         assertTrue(e.getMessage().startsWith("EFABENCH_PROGRESS=\"defualt\" is not one of: default"), e.getMessage());
     }
