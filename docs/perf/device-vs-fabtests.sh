@@ -19,6 +19,10 @@
 # COMPLETION: WriteBenchmark's completion (default local; remote ends every window at the target's ack, as
 # fi_rma_bw's window ends at its server's sync message). WriteBenchmark gets -p slots=SLOTS (default WINDOW): as many distinct regions as fi_rma_bw's window of
 # buffers; SLOTS=FAB_WINDOW matches fi_rma_bw's footprint when FAB_WINDOW > WINDOW.
+# EXTRA: JVM flags for our benchmark forks (JMH -jvmArgsAppend), for A/B runs of JVM settings.
+# PIN_SPARE="S_A S_B": each JVM starts on its own spare CPU and only its benchmark thread is moved to
+# CPU_A / CPU_B, so JIT, GC and JMH's helper threads never run on the polling CPU (issue 19: no
+# difference measured on an H100 host). SKIP_C=1: ours only, no fabtests beside it.
 set -euo pipefail
 jar=${1:-target/benchmarks.jar}
 rounds=${2:-1}
@@ -75,20 +79,48 @@ fabtest() { # tool label size-label bytes extra-args...
         printf "%-9s %-4s %-26s gbps %9.3f  lat_us %9.3f\n", t, s, "C", g, $(NF - 1) }' "$log"
 }
 
+pin_hot() { # moves each fork's benchmark thread to its rank's CPU (CPU_A for RANK=0, CPU_B for 1)
+    local end=$((SECONDS + 120)) p t c tid r
+    while ((SECONDS < end)); do
+        for p in $(pgrep -f ForkedMain); do
+            r=$(tr '\0' '\n' </proc/$p/environ 2>/dev/null | sed -n 's/^RANK=//p')
+            [[ -z $r ]] && continue
+            for t in /proc/$p/task/*; do
+                c=$(cat "$t/comm" 2>/dev/null) || continue
+                [[ $c == io.efabench.be* ]] || continue
+                tid=${t##*/}
+                local want=$cpu_a; ((r == 1)) && want=$cpu_b
+                [[ $(taskset -pc "$tid" 2>/dev/null | awk '{print $NF}') == "$want" ]] || taskset -pc "$want" "$tid" >/dev/null 2>&1
+            done
+        done
+        sleep 0.2
+    done
+}
+
 ours() { # benchmark label jmh-args...
     local bench=$1 label=$2; shift 2
     local port=$((29600 + RANDOM % 1000)) k times
     read -ra times <<<"${JMH_TIMES:--wi 3 -w 2s -i 5 -r 1s}"
+    local -a launch_cpu=("$cpu_a" "$cpu_b") pids=()
+    # PIN_SPARE="4 5": each JVM starts on its spare CPU and its benchmark thread alone is moved to
+    # CPU_A / CPU_B, so JIT, GC, JMH's and efabench's helper threads never preempt it
+    [[ -n ${PIN_SPARE:-} ]] && read -ra launch_cpu <<<"$PIN_SPARE"
     for k in 0 1; do
         local cpu=$cpu_a; ((k == 1)) && cpu=$cpu_b
         env RANK=$k WORLD_SIZE=2 LOCAL_RANK=$k LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
             FI_PROVIDER="$provider" EFABENCH_LOOPBACK=1 LD_PRELOAD="$java_home/lib/libjsig.so" \
-            taskset -c "$cpu" "$java" -Djmh.ignoreLock=true --enable-native-access=ALL-UNNAMED -jar "$jar" "$bench" \
+            taskset -c "${launch_cpu[$k]}" "$java" -Djmh.ignoreLock=true --enable-native-access=ALL-UNNAMED -jar "$jar" "$bench" \
             -p size="$(printf '%s\n' "${sizes[@]}" | cut -d: -f1 | paste -sd,)" "$@" -f 1 "${times[@]}" -foe true \
-            -prof io.efabench.harness.MetricsProfiler -rf json -rff "$out/$bench-rank$k.json" \
+            ${EXTRA:+-jvmArgsAppend "$EXTRA"} -prof io.efabench.harness.MetricsProfiler -rf json -rff "$out/$bench-rank$k.json" \
             >"$out/$bench-rank$k.log" 2>&1 &
+        pids+=($!)
     done
-    if ! wait; then
+    local w=""
+    if [[ -n ${PIN_SPARE:-} ]]; then pin_hot & w=$!; fi
+    local rc=0
+    for p in "${pids[@]}"; do wait "$p" || rc=1; done
+    [[ -n $w ]] && kill "$w" 2>/dev/null
+    if ((rc)); then
         echo "$bench failed:"; tail -30 "$out/$bench-rank0.log" "$out/$bench-rank1.log"; return 1
     fi
     python3 - "$out/$bench-rank0.json" "$label" <<'PY'
@@ -105,7 +137,7 @@ benches=${BENCHES:-write sendrecv}
 for _ in $(seq "$rounds"); do
     if [[ " $benches " == *" write "* ]]; then
         ours WriteBenchmark write -p config=$write_config -p completion="${COMPLETION:-local}" -p channels=1 -p window="$window" -p slots="$slots"
-        for s in "${sizes[@]}"; do fabtest fi_rma_bw write "${s%%:*}" "${s##*:}" -o writedata -W "$fab_window"; done
+        [[ -n ${SKIP_C:-} ]] || for s in "${sizes[@]}"; do fabtest fi_rma_bw write "${s%%:*}" "${s##*:}" -o writedata -W "$fab_window"; done
     fi
     if [[ " $benches " == *" sendrecv "* ]]; then
         ours SendRecvBenchmark sendrecv -p config=$pp_config
