@@ -79,18 +79,18 @@ fabtest() { # tool label size-label bytes extra-args...
         printf "%-9s %-4s %-26s gbps %9.3f  lat_us %9.3f\n", t, s, "C", g, $(NF - 1) }' "$log"
 }
 
-pin_hot() { # moves each fork's benchmark thread to its rank's CPU (CPU_A for RANK=0, CPU_B for 1)
-    local end=$((SECONDS + 120)) p t c tid r
-    while ((SECONDS < end)); do
+pin_hot() { # until killed: moves each fork's benchmark thread to its rank's CPU (CPU_A for RANK=0, CPU_B for 1)
+    local p t tid r want
+    while :; do
         for p in $(pgrep -f ForkedMain); do
             r=$(tr '\0' '\n' </proc/$p/environ 2>/dev/null | sed -n 's/^RANK=//p')
             [[ -z $r ]] && continue
+            want=$cpu_a; ((r == 1)) && want=$cpu_b
             for t in /proc/$p/task/*; do
-                c=$(cat "$t/comm" 2>/dev/null) || continue
-                [[ $c == io.efabench.be* ]] || continue
+                [[ $(cat "$t/comm" 2>/dev/null) == io.efabench.be* ]] || continue
                 tid=${t##*/}
-                local want=$cpu_a; ((r == 1)) && want=$cpu_b
-                [[ $(taskset -pc "$tid" 2>/dev/null | awk '{print $NF}') == "$want" ]] || taskset -pc "$want" "$tid" >/dev/null 2>&1
+                # || true: under set -e a thread that ended meanwhile would stop the watcher
+                [[ $(taskset -pc "$tid" 2>/dev/null | awk '{print $NF}') == "$want" ]] || taskset -pc "$want" "$tid" >/dev/null 2>&1 || true
             done
         done
         sleep 0.2
@@ -102,11 +102,8 @@ ours() { # benchmark label jmh-args...
     local port=$((29600 + RANDOM % 1000)) k times
     read -ra times <<<"${JMH_TIMES:--wi 3 -w 2s -i 5 -r 1s}"
     local -a launch_cpu=("$cpu_a" "$cpu_b") pids=()
-    # PIN_SPARE="4 5": each JVM starts on its spare CPU and its benchmark thread alone is moved to
-    # CPU_A / CPU_B, so JIT, GC, JMH's and efabench's helper threads never preempt it
-    [[ -n ${PIN_SPARE:-} ]] && read -ra launch_cpu <<<"$PIN_SPARE"
+    [[ -n ${PIN_SPARE:-} ]] && read -ra launch_cpu <<<"$PIN_SPARE" # see the header
     for k in 0 1; do
-        local cpu=$cpu_a; ((k == 1)) && cpu=$cpu_b
         env RANK=$k WORLD_SIZE=2 LOCAL_RANK=$k LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
             FI_PROVIDER="$provider" EFABENCH_LOOPBACK=1 LD_PRELOAD="$java_home/lib/libjsig.so" \
             taskset -c "${launch_cpu[$k]}" "$java" -Djmh.ignoreLock=true --enable-native-access=ALL-UNNAMED -jar "$jar" "$bench" \
@@ -119,7 +116,7 @@ ours() { # benchmark label jmh-args...
     if [[ -n ${PIN_SPARE:-} ]]; then pin_hot & w=$!; fi
     local rc=0
     for p in "${pids[@]}"; do wait "$p" || rc=1; done
-    [[ -n $w ]] && kill "$w" 2>/dev/null
+    [[ -z $w ]] || kill "$w" 2>/dev/null || true # under set -e a failed kill would end the script with no result
     if ((rc)); then
         echo "$bench failed:"; tail -30 "$out/$bench-rank0.log" "$out/$bench-rank1.log"; return 1
     fi
