@@ -12,6 +12,7 @@
 #        ./run-jmh.sh build
 #        ./run-jmh.sh doctor [--no-run] [--json] [--libfabric DIR]
 #        ./run-jmh.sh seed write|sendrecv|all2all|proxy|ipc [--sizes all|quick|LIST] [--provider P] [-- JMH args]
+#        ./run-jmh.sh testbed up|down|status|exec|rsh|links ...   (a cluster on one machine: testbed/testbed.sh)
 #
 #   --ranks N      local ranks to start (default 2; not allowed under srun/mpirun/torchrun)
 #   --provider P   libfabric provider (FI_PROVIDER), e.g. tcp, shm, efa (local default: tcp)
@@ -486,6 +487,16 @@ cmd_build() {
     exit 0
 }
 
+# testbed: the cluster on one machine (testbed/testbed.sh, root); its links measurement runs Java.
+cmd_testbed() {
+    if [[ ${1:-} == links ]]; then
+        find_java
+        ensure_jar build
+        export JAVA JAR
+    fi
+    exec bash "$ROOT/testbed/testbed.sh" "$@"
+}
+
 cmd_report_class() {  # compare/report: the report CLI, no libfabric needed
     local sub=$1 report=io.efabench.report.Report
     shift
@@ -543,6 +554,7 @@ main() {
     report) (($# == 2)) || die 2 "usage: ./run-jmh.sh report DIR"; cmd_report_class all "$2" ;;
     doctor) shift; cmd_doctor "$@" ;;
     build) cmd_build "$@" ;;
+    testbed) shift; cmd_testbed "$@" ;;
     esac
     run_planned "$@"
 }

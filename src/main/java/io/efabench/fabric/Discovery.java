@@ -130,8 +130,14 @@ public final class Discovery implements AutoCloseable {
         if (applies) {
             requireNoLocalComm(entries, prov);
         }
-        // The local launcher runs every rank on this host: keep tcp on the loopback interface.
-        if ("1".equals(System.getenv("EFABENCH_LOOPBACK"))) {
+        // EFABENCH_NICS names the NICs, in channel order; else the local launcher (every rank on
+        // this host) keeps tcp on the loopback interface.
+        List<String> named = NicSelection.fromEnvironment();
+        if (!named.isEmpty()) {
+            List<MemorySegment> all = entries;
+            entries = NicSelection.choose(all.stream().map(FiInfoEntry::domainName).toList(), named, prov).stream()
+                    .map(all::get).toList();
+        } else if ("1".equals(System.getenv("EFABENCH_LOOPBACK"))) {
             List<MemorySegment> loop = entries.stream().filter(FiInfoEntry::sourceIsLoopback).toList();
             if (!loop.isEmpty()) {
                 entries = loop;
@@ -141,7 +147,7 @@ public final class Discovery implements AutoCloseable {
         List<MemorySegment> infos = new ArrayList<>();
         Set<String> domains = new LinkedHashSet<>();
         for (MemorySegment e : entries) {
-            String domain = Fi.string(fi_domain_attr.name(FiInfoEntry.domainAttr(e)));
+            String domain = FiInfoEntry.domainName(e);
             if (domains.add(domain)) {
                 nics.add(FiInfoEntry.nicInfo(nics.size(), e, domain));
                 infos.add(e);

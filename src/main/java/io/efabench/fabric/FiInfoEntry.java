@@ -81,6 +81,10 @@ final class FiInfoEntry {
         return n.address() == 0 ? MemorySegment.NULL : n.reinterpret(fi_info.sizeof());
     }
 
+    static String domainName(MemorySegment e) {
+        return Fi.string(fi_domain_attr.name(domainAttr(e)));
+    }
+
     static MemorySegment domainAttr(MemorySegment e) {
         return fi_info.domain_attr(e).reinterpret(fi_domain_attr.sizeof());
     }

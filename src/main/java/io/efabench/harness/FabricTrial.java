@@ -105,7 +105,7 @@ public final class FabricTrial implements AutoCloseable {
                 nicOf[c] = mine.get(c % mine.size());
                 channels[c] = resources.push(TrialResources.Tier.ENDPOINT, Channel.open(discovery, nicOf[c], 4096));
             }
-            peer = TrialExchange.addresses(group, channels, timeout);
+            peer = TrialExchange.addresses(group, channels, locality.hosts, timeout);
             if (TestHooks.integer("EFABENCH_TEST_EQ_ERROR") == 1) {
                 channels[0].reportProviderErrorForTest(5 /* EIO */, 4102);
             }

@@ -1,5 +1,7 @@
 package io.efabench.harness;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
+
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
@@ -17,27 +19,82 @@ import io.efabench.rank.RankGroup;
 final class TrialExchange {
     private TrialExchange() {}
 
-    /** fi_addr of rank r's channel c, as inserted into local channel c's AV: {@code result[r][c]} (own rank: zeros). */
-    static long[][] addresses(RankGroup group, Channel[] channels, Duration timeout) {
+    /**
+     * fi_addr of rank r's channel c, as inserted into local channel c's AV: {@code result[r][c]}
+     * (own rank: zeros). Channel c of every rank talks to channel c of every other, so before any
+     * address is inserted each channel's NIC and fabric travel too and a mis-railed plan fails with
+     * one line ({@link #requireRailAligned}); {@code hosts} (by rank) names the nodes in it.
+     */
+    static long[][] addresses(RankGroup group, Channel[] channels, List<String> hosts, Duration timeout) {
         int rank = group.rank();
-        ByteBuffer mine = encode(channels.length, c -> channels[c].name());
+        int n = channels.length;
+        ByteBuffer mine = encode(2 * n, i -> i < n ? channels[i].name()
+                : (channels[i - n].nic().fabricName() + "\n" + channels[i - n].nic().domainName()).getBytes(UTF_8));
         List<byte[]> all = group.allgather("fabric addresses", mine.array(), timeout);
-        long[][] addr = new long[group.size()][];
-        for (int r = 0; r < addr.length; r++) {
-            byte[][] names = decode(all.get(r));
-            if (names.length != channels.length) {
-                throw new BenchmarkSetupException("rank " + r + " opened " + names.length + " channels but rank " + rank
-                        + " opened " + channels.length + "; use the same -p channels on every rank");
+        String[][] rails = new String[group.size()][];
+        byte[][][] names = new byte[group.size()][][];
+        for (int r = 0; r < names.length; r++) {
+            byte[][] parts = decode(all.get(r));
+            if (parts.length != 2 * n) {
+                throw new BenchmarkSetupException("rank " + r + " opened " + parts.length / 2 + " channels but rank " + rank
+                        + " opened " + n + "; use the same -p channels on every rank");
             }
-            addr[r] = new long[channels.length];
+            names[r] = java.util.Arrays.copyOfRange(parts, 0, n);
+            rails[r] = new String[n];
+            for (int c = 0; c < n; c++) {
+                rails[r][c] = new String(parts[n + c], UTF_8);
+            }
+        }
+        requireRailAligned(rank, rails, hosts);
+        long[][] addr = new long[group.size()][n];
+        for (int r = 0; r < addr.length; r++) {
             if (r == rank) {
                 continue;
             }
-            for (int c = 0; c < channels.length; c++) {
-                addr[r][c] = channels[c].insertPeer(names[c]);
+            for (int c = 0; c < n; c++) {
+                addr[r][c] = channels[c].insertPeer(names[r][c]);
             }
         }
         return addr;
+    }
+
+    /**
+     * Channel c of {@code rank} and of each peer must be on one rail. A rail is a fabric as the
+     * provider names it (tcp: the NIC's subnet; efa: "efa" for every NIC). Peers whose channel c is
+     * on another fabric are refused only where that peer has this rank's fabric of channel c on
+     * another of its channels: the same rails in another order (a mis-railed plan: its traffic would
+     * cross rails, or wait on a route that is not there). A peer with no channel on that fabric is
+     * routed to (tcp across subnets), not mis-railed.
+     *
+     * @param rails {@code rails[r][c]}: rank r's channel c as "fabric\nnic"
+     */
+    static void requireRailAligned(int rank, String[][] rails, List<String> hosts) {
+        String[] mine = rails[rank];
+        for (int r = 0; r < rails.length; r++) {
+            for (int c = 0; r != rank && c < mine.length; c++) {
+                String fabric = fabric(mine[c]);
+                if (fabric.equals(fabric(rails[r][c]))) {
+                    continue;
+                }
+                for (int other = 0; other < rails[r].length; other++) {
+                    if (fabric(rails[r][other]).equals(fabric)) {
+                        throw new BenchmarkSetupException("mis-railed: rank " + rank + " (node " + hosts.get(rank) + ") channel "
+                                + c + " is on NIC " + nic(mine[c]) + " (fabric " + fabric + ") but rank " + r + " (node "
+                                + hosts.get(r) + ") channel " + c + " is on NIC " + nic(rails[r][c]) + " (fabric "
+                                + fabric(rails[r][c]) + "), its NIC " + nic(rails[r][other]) + " on channel " + other
+                                + "; channel k must be on rail k on every node: list the NICs in rail order (EFABENCH_NICS)");
+                    }
+                }
+            }
+        }
+    }
+
+    private static String fabric(String rail) {
+        return rail.substring(0, rail.indexOf('\n'));
+    }
+
+    private static String nic(String rail) {
+        return rail.substring(rail.indexOf('\n') + 1);
     }
 
     /** Every rank's regions (as registered per channel): {@code result[rank][channel]}. */

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.efabench.fabric.NicInfo;
+import io.efabench.fabric.NicSelection;
 import io.efabench.rank.RankGroup;
 import io.efabench.topology.CpuBinding;
 import io.efabench.topology.NicPlacement;
@@ -73,6 +74,11 @@ final class TrialLocality {
         }
         List<PciDevice> nicDevices = all.stream().map(n -> n.pci() == null ? null : sysfs.device(n.pci()).orElse(null)).toList();
         NicPlacement.Share share = NicPlacement.plan(localGpus, nicDevices).get(me);
+        if (NicSelection.named()) {
+            // Named NICs are rails: every local rank takes all of them, in the order named.
+            share = new NicPlacement.Share(java.util.stream.IntStream.range(0, all.size()).boxed().toList(), share.numaNode(),
+                    NicSelection.VARIABLE + " (every local rank takes these NICs in this order: channel k on the k-th)");
+        }
         List<NicInfo> nics = share.nics().stream().map(all::get).toList();
         String binding = bind(sysfs, share.numaNode());
         // After binding, which CPUs each rank may run on: ranks pinned to CPUs of their own (taskset,
