@@ -71,6 +71,10 @@ cmd_down() {
         pids=$(ip netns pids "$ns" 2>/dev/null)
         [[ -n $pids ]] && q kill -KILL $pids
     done
+    # munged is not in a namespace: stopped only where `up --slurm` started it.
+    if [[ -f $STATE/slurm/our-munged && -f /run/munge/munged.pid ]]; then
+        q kill -TERM "$(cat /run/munge/munged.pid)"
+    fi
     # Persistent UTS namespaces are bind mounts of nsfs: unmount before removing the files.
     if [[ -d $STATE/uts ]]; then
         for f in "$STATE"/uts/*; do [[ -e $f ]] && { q umount "$f"; rm -f -- "$f"; }; done
@@ -241,13 +245,13 @@ EOF
         su -s /bin/sh munge -c /usr/sbin/munged
         echo yes >"$dir/our-munged"
     fi
-    in_ns "$HEAD" /usr/sbin/slurmctld -D -f "$conf" >"$dir/log/slurmctld.out" 2>&1 &
+    daemon_in_ns "$HEAD" /usr/sbin/slurmctld -D -f "$conf" >"$dir/log/slurmctld.out" 2>&1 &
     for ((i = 1; i <= NODES; i++)); do
-        in_ns "$PREFIX-n$i" /usr/sbin/slurmd -D -N "$PREFIX-n$i" -f "$conf" >"$dir/log/slurmd-$PREFIX-n$i.out" 2>&1 &
+        daemon_in_ns "$PREFIX-n$i" /usr/sbin/slurmd -D -N "$PREFIX-n$i" -f "$conf" >"$dir/log/slurmd-$PREFIX-n$i.out" 2>&1 &
     done
     local end=$((SECONDS + 60)) idle
     while ((SECONDS < end)); do
-        idle=$(SLURM_CONF=$conf in_ns "$HEAD" sinfo -h -N -o '%N %T' 2>/dev/null | grep -cE ' (idle|mixed)$')
+        idle=$(SLURM_CONF=$conf in_ns "$HEAD" sinfo -h -N -o '%N %T' 2>/dev/null | grep -cE ' (idle|mixed)$' || true)
         ((idle == NODES)) && { say "slurm: slurmctld on $HEAD, slurmd on $(node_list): SLURM_CONF=$conf"; return 0; }
         sleep 0.5
     done
@@ -257,6 +261,18 @@ EOF
 }
 
 # ---------------------------------------------------------------- exec
+
+# daemon_in_ns NS COMMAND...: as in_ns, but keeping this machine's /sys (ip netns exec mounts the
+# namespace's own sysfs, without /sys/fs/cgroup, and slurmd will not start without it): the node's
+# network and UTS namespaces and a mount namespace of its own with the node's /etc/hosts. Tasks
+# slurmd starts inherit all three.
+daemon_in_ns() {
+    local ns=$1
+    shift
+    exec_env "$ns"
+    nsenter --net="/run/netns/$ns" --uts="$STATE/uts/$ns" -- unshare --mount --propagation private -- \
+        sh -c 'mount --bind "$1" /etc/hosts && shift && exec "$@"' sh "/etc/netns/$ns/hosts" env "${ENVS[@]}" "$@"
+}
 
 # in_ns NS COMMAND...: the command in NS's network namespace (with NS's /etc/hosts) and UTS namespace.
 in_ns() {
@@ -277,6 +293,9 @@ exec_env() {
     for ((k = 0; k < RAILS; k++)); do nics+="${nics:+,}rail$k"; done
     ENVS+=("FI_PROVIDER=${FI_PROVIDER:-tcp}" "EFABENCH_NICS=${EFABENCH_NICS:-$nics}")
     ENVS+=("FABRIC_LINK_GBPS=${FABRIC_LINK_GBPS:-$(awk -v b="$RATE_BPS" 'BEGIN { printf "%.6g", b / 1e9 }')}")
+    # The nodes share this machine's CPUs, which no rank sees from its own node: busy-polling waits
+    # yield, as they do where a node's ranks outnumber its CPUs.
+    ENVS+=("EFABENCH_YIELD=${EFABENCH_YIELD:-1}")
     [[ $SLURM == yes ]] && ENVS+=("SLURM_CONF=${SLURM_CONF:-$STATE/slurm/slurm.conf}")
     ENVS+=("EFABENCH_TESTBED=$STATE")
 }

@@ -1,0 +1,399 @@
+package io.efabench.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+
+/**
+ * The cluster on one machine ({@code ./run-jmh.sh testbed}): 4 emulated nodes with 2 rails each,
+ * every NIC shaped to {@link #RATE}, Slurm on them. Each figure is held against what its links
+ * carry: the rate (no figure above it), and each rail's own goodput measured here by a plain TCP
+ * stream (the benchmarks near it). The launchers users have run across the nodes: torchrun-style
+ * variables per node, Open MPI through the testbed's rsh agent, Slurm with one slurmd per node.
+ * Skipped, saying why, where this is not root or the tools are missing (.ci/run installs them).
+ */
+class TestbedIT {
+    private static final Path SCRIPT = Path.of("run-jmh.sh").toAbsolutePath();
+    private static final String RATE = "400mbit";
+    private static final double RATE_GBPS = 0.4;
+    private static final int NODES = 4;
+    private static final int RAILS = 2;
+    /** Short trials: a 1M write window of 8 is 8 MiB, ~0.18 s at the rate. */
+    private static final List<String> TIMING = List.of("-wi", "1", "-w", "1s", "-i", "2", "-r", "2s", "-f", "1");
+    /** Each rail's goodput node 1 -> node 2, Gbps, measured once the testbed is up. */
+    private static final double[] GOODPUT = new double[RAILS];
+    private static String skip;
+
+    @TempDir
+    Path results;
+
+    private static boolean onPath(String tool) {
+        return Stream.of(System.getenv("PATH").split(":")).anyMatch(d -> Files.isExecutable(Path.of(d, tool)))
+                || Files.isExecutable(Path.of("/usr/sbin", tool));
+    }
+
+    @BeforeAll
+    static void up() throws Exception {
+        Process id = new ProcessBuilder("id", "-u").start();
+        if (!new String(id.getInputStream().readAllBytes()).trim().equals("0")) {
+            skip = "the testbed needs root (network namespaces, veth, tc)";
+        } else {
+            for (String tool : List.of("ip", "tc", "nsenter", "slurmd", "slurmctld", "srun", "munged", "mpirun", "fi_pingpong")) {
+                if (skip == null && !onPath(tool)) {
+                    skip = "no " + tool + " here (.ci/run installs iproute2, slurm-wlm, munge, openmpi-bin, libfabric-bin)";
+                }
+            }
+        }
+        if (skip != null) {
+            return;
+        }
+        String out = run(120, "testbed", "up", "--nodes", Integer.toString(NODES), "--rails", Integer.toString(RAILS),
+                "--rate", RATE, "--slurm");
+        assertTrue(out.contains("testbed: up:"), out);
+        String links = run(120, "testbed", "links", "--seconds", "3");
+        Matcher m = Pattern.compile("rail(\\d+) .*: ([0-9.]+) Gbps").matcher(links);
+        int found = 0;
+        while (m.find()) {
+            GOODPUT[Integer.parseInt(m.group(1))] = Double.parseDouble(m.group(2));
+            found++;
+        }
+        assertEquals(RAILS, found, links);
+        for (double g : GOODPUT) {
+            // TCP over a 1500-byte MTU carries at most 1448/1514 of the L2 rate tbf shapes.
+            assertTrue(g > 0.7 * RATE_GBPS && g <= RATE_GBPS * 1448 / 1514 * 1.01, "link goodput out of range: " + links);
+        }
+        System.out.println("testbed links:\n" + links);
+    }
+
+    @AfterAll
+    static void down() throws Exception {
+        if (skip != null) {
+            return;
+        }
+        String out = run(120, "testbed", "down");
+        String left = new String(new ProcessBuilder("ip", "netns", "list").start().getInputStream().readAllBytes());
+        assertTrue(Pattern.compile("(?m)^efb-").matcher(left).results().findAny().isEmpty(), "namespaces left: " + left);
+        assertTrue(out.contains("nothing of the testbed is left"), out);
+    }
+
+    private static void assumeUp() {
+        Assumptions.assumeTrue(skip == null, skip);
+    }
+
+    /** {@code ./run-jmh.sh ARGS...} to its end, output returned; fails past {@code seconds}. */
+    private static String run(int seconds, String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString()));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        byte[] out = p.getInputStream().readAllBytes();
+        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            fail("still running after " + seconds + " s: " + cmd);
+        }
+        return new String(out);
+    }
+
+    /** A command run on testbed node {@code node} ({@code efb-n1}, {@code efb-head}), output to {@code log}. */
+    private Process onNode(String node, Map<String, String> env, List<String> command, Path log) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString(), "testbed", "exec", node, "env"));
+        env.forEach((k, v) -> cmd.add(k + "=" + v));
+        cmd.addAll(command);
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
+        Map<String, String> e = pb.environment();
+        for (String v : List.of("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_JOB_ID", "OMPI_COMM_WORLD_RANK", "MASTER_PORT",
+                "MASTER_ADDR", "FI_PROVIDER", "EFABENCH_NICS", "FABRIC_LINK_GBPS", "EFABENCH_LOOPBACK")) {
+            e.remove(v);
+        }
+        e.put("EFABENCH_JAR", Ranks.JAR.toAbsolutePath().toString());
+        e.put("EFABENCH_RESULTS", results.toString());
+        return pb.start();
+    }
+
+    private static int await(Process p, Path log, int seconds) throws Exception {
+        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            fail("still running after " + seconds + " s:\n" + Files.readString(log));
+        }
+        return p.exitValue();
+    }
+
+    private static List<String> args(String... jmh) {
+        List<String> a = new ArrayList<>(List.of(jmh));
+        a.addAll(TIMING);
+        return a;
+    }
+
+    /**
+     * Ranks started as a user with torchrun-style variables would, rank r on node {@code nodes[r]};
+     * every rank's exit status, the run folder {@code id}.
+     */
+    private int[] torchrun(String id, String[] nodes, Map<Integer, Map<String, String>> extraEnv, List<String> jmh)
+            throws Exception {
+        int port = Ranks.freePort();
+        Map<String, Integer> perNode = new TreeMap<>();
+        for (String n : nodes) {
+            perNode.merge(n, 1, Integer::sum);
+        }
+        Map<String, Integer> seen = new TreeMap<>();
+        int[] localRank = new int[nodes.length];
+        for (int r = 0; r < nodes.length; r++) {
+            localRank[r] = seen.merge(nodes[r], 1, Integer::sum) - 1;
+        }
+        List<Process> ps = new ArrayList<>();
+        List<Path> logs = new ArrayList<>();
+        for (int r = nodes.length - 1; r >= 0; r--) {
+            Map<String, String> env = new LinkedHashMap<>(Map.of("RANK", Integer.toString(r), "WORLD_SIZE",
+                    Integer.toString(nodes.length), "LOCAL_RANK", Integer.toString(localRank[r]),
+                    "LOCAL_WORLD_SIZE", Integer.toString(perNode.get(nodes[r])), "MASTER_ADDR", nodes[0], "MASTER_PORT",
+                    Integer.toString(port), "EFABENCH_RUN_ID", id, "EFABENCH_TIMEOUT_S", "30"));
+            env.putAll(extraEnv.getOrDefault(r, Map.of()));
+            List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString()));
+            cmd.addAll(jmh);
+            Path log = results.resolve(id + "-rank" + r + ".out");
+            logs.addFirst(log);
+            ps.addFirst(onNode(nodes[r], env, cmd, log));
+        }
+        int[] codes = new int[nodes.length];
+        for (int r = 0; r < nodes.length; r++) {
+            codes[r] = await(ps.get(r), logs.get(r), 400);
+        }
+        return codes;
+    }
+
+    private String logs(String id) throws IOException {
+        StringBuilder b = new StringBuilder();
+        try (Stream<Path> s = Files.list(results)) {
+            for (Path p : s.filter(p -> p.getFileName().toString().startsWith(id) && p.toString().endsWith(".out")).sorted()
+                    .toList()) {
+                String text = Files.readString(p);
+                b.append("== ").append(p.getFileName()).append('\n').append(text, Math.max(0, text.length() - 3000), text.length());
+            }
+        }
+        return b.toString();
+    }
+
+    /** Rank 0's figures per "benchmark config [completion]": metric -> score. */
+    private static Map<String, Map<String, Double>> figures(Path run) throws IOException {
+        JsonArray json = JsonParser.parseString(Files.readString(run.resolve("jmh.json"))).getAsJsonArray();
+        Map<String, Map<String, Double>> out = new LinkedHashMap<>();
+        for (JsonElement e : json) {
+            JsonObject o = e.getAsJsonObject();
+            JsonObject params = o.getAsJsonObject("params");
+            String bench = o.get("benchmark").getAsString().replaceAll(".*\\.(\\w+Benchmark)\\..*", "$1");
+            String key = bench + " " + params.get("config").getAsString()
+                    + (params.has("completion") ? " " + params.get("completion").getAsString() : "");
+            Map<String, Double> m = new TreeMap<>();
+            for (Map.Entry<String, JsonElement> s : o.getAsJsonObject("secondaryMetrics").entrySet()) {
+                m.put(s.getKey(), s.getValue().getAsJsonObject().get("score").getAsDouble());
+            }
+            out.put(key, m);
+        }
+        return out;
+    }
+
+    /** No figure above what the links it used carry: the rate x NICs, per direction. */
+    private static void withinLinks(String what, double gbps, int nics, String context) {
+        assertTrue(gbps <= RATE_GBPS * nics, String.format(Locale.ROOT, "%s: %.4f Gbps over %d NIC(s) of %.1f Gbps: more than"
+                + " the links carry%n%s", what, gbps, nics, RATE_GBPS, context));
+    }
+
+    private static void atLeast(String what, double gbps, double floor, String basis, String context) {
+        assertTrue(gbps >= floor, String.format(Locale.ROOT, "%s: %.4f Gbps, below %.4f (%s)%n%s", what, gbps, floor, basis,
+                context));
+    }
+
+    /** Each rank's locality fragment of the run: rank -> {host, nics}. */
+    private static Map<Integer, JsonObject> localities(Path run) throws IOException {
+        Map<Integer, JsonObject> out = new TreeMap<>();
+        try (Stream<Path> s = Files.list(run.resolve("provenance"))) {
+            for (Path p : s.filter(p -> p.getFileName().toString().startsWith("locality-rank")).toList()) {
+                JsonObject o = JsonParser.parseString(Files.readString(p)).getAsJsonObject();
+                out.putIfAbsent(o.get("rank").getAsInt(), o);
+            }
+        }
+        return out;
+    }
+
+    @Test
+    void writeAndReadBetweenTwoNodesHoldToTheLinkAndStripeOverBothRails() throws Exception {
+        assumeUp();
+        String id = "tb-write-read";
+        String[] nodes = {"efb-n1", "efb-n2"};
+        int[] codes = torchrun(id, nodes, Map.of(), args("WriteBenchmark", "-p", "config=SinglePin,MultiPin", "-p", "size=1M",
+                "-p", "window=8", "-p", "completion=remote"));
+        String log = logs(id);
+        assertEquals(0, codes[0] + codes[1], log);
+        Path run = results.resolve(id);
+        Map<String, Map<String, Double>> f = figures(run);
+        String context = f + "\nlinks " + java.util.Arrays.toString(GOODPUT) + "\n" + log;
+        double single = f.get("WriteBenchmark SinglePin remote").get("gbps");
+        double multi = f.get("WriteBenchmark MultiPin remote").get("gbps");
+        withinLinks("Write SinglePin", single, 1, context);
+        withinLinks("Write MultiPin", multi, RAILS, context);
+        atLeast("Write SinglePin", single, 0.85 * GOODPUT[0], "0.85 x rail 0's TCP goodput", context);
+        atLeast("Write MultiPin", multi, 0.8 * RAILS * single, "0.8 x rails x SinglePin", context);
+        // busbw_pct with the testbed's rate as the link: the fraction of the link the figure is.
+        for (String k : List.of("WriteBenchmark SinglePin remote", "WriteBenchmark MultiPin remote")) {
+            double gbps = f.get(k).get("gbps");
+            int nics = k.contains("Multi") ? RAILS : 1;
+            double pct = f.get(k).get("busbw_pct");
+            double measured = 100 * gbps / (GOODPUT[0] * nics); // of what the links measurably carry
+            assertTrue(Math.abs(pct - measured) <= 0.1 * measured, k + ": busbw_pct " + pct + " vs " + measured + "\n" + context);
+        }
+        String provenance = Files.readString(run.resolve("provenance.json"));
+        assertTrue(provenance.contains("\"pairs_cross_node\": 1") && provenance.contains("\"pairs_same_node\": 0"),
+                "rank 0's peer counted as on another node:\n" + provenance);
+        Map<Integer, JsonObject> where = localities(run);
+        assertEquals("efb-n2", where.get(1).get("host").getAsString(), where.toString());
+        assertEquals("[\"rail0\",\"rail1\"]", where.get(1).get("nics").toString(), "rank 1's NICs by rail: " + where);
+
+        String idRead = "tb-read";
+        codes = torchrun(idRead, nodes, Map.of(), args("ReadBenchmark", "-p", "config=SinglePin,MultiPin", "-p", "size=1M", "-p",
+                "window=8"));
+        log = logs(idRead);
+        assertEquals(0, codes[0] + codes[1], log);
+        f = figures(results.resolve(idRead));
+        context = f + "\nlinks " + java.util.Arrays.toString(GOODPUT) + "\n" + log;
+        double readSingle = f.get("ReadBenchmark SinglePin").get("gbps");
+        double readMulti = f.get("ReadBenchmark MultiPin").get("gbps");
+        withinLinks("Read SinglePin", readSingle, 1, context);
+        withinLinks("Read MultiPin", readMulti, RAILS, context);
+        atLeast("Read SinglePin", readSingle, 0.85 * GOODPUT[0], "0.85 x rail 0's TCP goodput", context);
+        atLeast("Read MultiPin", readMulti, 0.8 * RAILS * readSingle, "0.8 x rails x SinglePin", context);
+    }
+
+    @Test
+    void roundRobinToTwoTargetsUsesBothRails() throws Exception {
+        assumeUp();
+        String id = "tb-roundrobin";
+        int[] codes = torchrun(id, new String[] {"efb-n1", "efb-n2", "efb-n3"}, Map.of(), args("WriteBenchmark", "-p",
+                "config=SinglePin,RoundRobinPin", "-p", "size=1M", "-p", "window=8", "-p", "completion=remote"));
+        String log = logs(id);
+        assertEquals(0, codes[0] + codes[1] + codes[2], log);
+        Map<String, Map<String, Double>> f = figures(results.resolve(id));
+        String context = f + "\n" + log;
+        double single = f.get("WriteBenchmark SinglePin remote").get("gbps");
+        double rr = f.get("WriteBenchmark RoundRobinPin remote").get("gbps");
+        withinLinks("Write SinglePin to 2 targets", single, 1, context);
+        withinLinks("Write RoundRobinPin", rr, RAILS, context);
+        atLeast("Write RoundRobinPin to 2 targets on 2 rails", rr, 0.8 * RAILS * single, "0.8 x rails x SinglePin", context);
+    }
+
+    /** Slurm across the nodes, one task each: the all-to-all held against each rank's bottleneck. */
+    @Test
+    void srunAllToAllAcrossFourNodesHoldsToEachRanksBottleneck() throws Exception {
+        assumeUp();
+        Path log = results.resolve("srun-a2a.out");
+        Process p = onNode("efb-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())), args("srun", "-N",
+                Integer.toString(NODES), "--ntasks-per-node=1", "bash", SCRIPT.toString(), "AllToAllBenchmark", "-p",
+                "config=SinglePin,MultiPin", "-p", "size=1M", "-p", "window=4"), log);
+        int code = await(p, log, 400);
+        String out = Files.readString(log);
+        assertEquals(0, code, out);
+        Path run = onlyRun("slurm-", out);
+        Map<Integer, JsonObject> where = localities(run);
+        assertEquals(NODES, where.values().stream().map(o -> o.get("host").getAsString()).distinct().count(),
+                "one task on each node: " + where);
+        Map<String, Map<String, Double>> f = figures(run);
+        String context = f + "\n" + out;
+        // Each rank sends (N-1) blocks a round, all through its own rail-0 NIC (SinglePin): that NIC
+        // is its bottleneck, and every block it receives comes in through its rail-0 NIC too.
+        double single = f.get("AllToAllBenchmark SinglePin").get("gbps");
+        double multi = f.get("AllToAllBenchmark MultiPin").get("gbps");
+        withinLinks("AllToAll SinglePin", single, 1, context);
+        withinLinks("AllToAll MultiPin", multi, RAILS, context);
+        withinLinks("AllToAll SinglePin slowest rank", f.get("AllToAllBenchmark SinglePin").get("slowest_rank_gbps"), 1, context);
+        atLeast("AllToAll SinglePin", single, 0.8 * GOODPUT[0], "0.8 x a rank's one NIC", context);
+        // No floor for MultiPin here: 4 nodes x 2 rails at the rate move ~2.8 Gbps through the
+        // kernel's veths, bridges and tbf, what this 2-core machine's TCP can carry at all, so it
+        // read about SinglePin's figure (docs/PERFORMANCE.md, "The cluster on one machine").
+    }
+
+    /** The README's command: srun -N 4 --ntasks-per-node=2; every node runs two ranks. */
+    @Test
+    void srunTwoTasksPerNodeRunsOnEveryNode() throws Exception {
+        assumeUp();
+        Path log = results.resolve("srun-8.out");
+        Process p = onNode("efb-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())), List.of("srun", "-N",
+                Integer.toString(NODES), "--ntasks-per-node=2", "--overcommit", "bash", SCRIPT.toString(), "AllToAllBenchmark",
+                "-p", "config=SinglePin", "-p", "size=64K", "-wi", "1", "-w", "500ms", "-i", "1", "-r", "1s", "-f", "1"), log);
+        int code = await(p, log, 400);
+        String out = Files.readString(log);
+        assertEquals(0, code, out);
+        Map<Integer, JsonObject> where = localities(onlyRun("slurm-", out));
+        assertEquals(2 * NODES, where.size(), where.toString());
+        Map<String, Long> perHost = new TreeMap<>();
+        where.values().forEach(o -> perHost.merge(o.get("host").getAsString(), 1L, Long::sum));
+        assertEquals(Map.of("efb-n1", 2L, "efb-n2", 2L, "efb-n3", 2L, "efb-n4", 2L), perHost, where.toString());
+    }
+
+    @Test
+    void mpirunAcrossTwoNodesThroughTheRshAgent() throws Exception {
+        assumeUp();
+        Path log = results.resolve("mpirun.out");
+        Process p = onNode("efb-head", Map.of(), List.of("mpirun", "-H", "efb-n1:2,efb-n2:2", "-n", "4", "--allow-run-as-root",
+                "--mca", "plm_rsh_agent", Path.of("testbed/rsh-agent").toAbsolutePath().toString(), "--mca",
+                "oob_tcp_if_include", "198.19.0.0/24", "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "198.19.0.0/24",
+                "-x", "EFABENCH_JAR", "-x", "EFABENCH_RESULTS", "-x", "MASTER_ADDR=efb-n1", "-x", "MASTER_PORT="
+                        + Ranks.freePort(), "bash", SCRIPT.toString(), "WriteBenchmark", "-p", "config=SinglePin", "-p",
+                "size=256K", "-p", "completion=remote", "-wi", "1", "-w", "500ms", "-i", "1", "-r", "1s", "-f", "1"), log);
+        int code = await(p, log, 300);
+        String out = Files.readString(log);
+        assertEquals(0, code, out);
+        Map<Integer, JsonObject> where = localities(onlyRun("openmpi-", out));
+        assertEquals(4, where.size(), where.toString());
+        assertEquals(List.of("efb-n1", "efb-n1", "efb-n2", "efb-n2"),
+                where.values().stream().map(o -> o.get("host").getAsString()).toList(), where.toString());
+    }
+
+    /** Node 2 lists its rails the other way round: channel 0 would cross rails. One line, no hang. */
+    @Test
+    void aMisRailedPlanFailsInOneLine() throws Exception {
+        assumeUp();
+        String id = "tb-misrailed";
+        long start = System.nanoTime();
+        int[] codes = torchrun(id, new String[] {"efb-n1", "efb-n2"}, Map.of(1, Map.of("EFABENCH_NICS", "rail1,rail0")),
+                args("WriteBenchmark", "-p", "config=SinglePin", "-p", "size=64K"));
+        String log = logs(id);
+        assertNotEquals(0, codes[0], log);
+        assertNotEquals(0, codes[1], log);
+        assertTrue(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start) < 120, log);
+        assertTrue(Pattern.compile("mis-railed: rank \\d \\(node efb-n\\d\\) channel 0 is on NIC rail\\d").matcher(log).find(),
+                "the line names the rank, node, channel and NIC:\n" + log);
+    }
+
+    private Path onlyRun(String prefix, String log) throws IOException {
+        try (Stream<Path> s = Files.list(results)) {
+            List<Path> runs = s.filter(p -> Files.isDirectory(p) && p.getFileName().toString().startsWith(prefix)).toList();
+            assertEquals(1, runs.size(), "one run folder named " + prefix + "*: " + runs + "\n" + log);
+            return runs.getFirst();
+        }
+    }
+}
