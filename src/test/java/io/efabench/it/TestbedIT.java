@@ -247,7 +247,7 @@ class TestbedIT {
         String id = "tb-write-read";
         String[] nodes = {"efb-n1", "efb-n2"};
         int[] codes = torchrun(id, nodes, Map.of(), args("WriteBenchmark", "-p", "config=SinglePin,MultiPin", "-p", "size=1M",
-                "-p", "window=8", "-p", "completion=remote"));
+                "-p", "window=8", "-p", "completion=remote,local"));
         String log = logs(id);
         assertEquals(0, codes[0] + codes[1], log);
         Path run = results.resolve(id);
@@ -259,6 +259,11 @@ class TestbedIT {
         withinLinks("Write MultiPin", multi, RAILS, context);
         atLeast("Write SinglePin", single, 0.85 * GOODPUT[0], "0.85 x rail 0's TCP goodput", context);
         atLeast("Write MultiPin", multi, 0.8 * RAILS * single, "0.8 x rails x SinglePin", context);
+        // Local completion over tcp is the kernel taking the bytes: still never above the link.
+        double singleLocal = f.get("WriteBenchmark SinglePin local").get("gbps");
+        withinLinks("Write SinglePin completion=local", singleLocal, 1, context);
+        withinLinks("Write MultiPin completion=local", f.get("WriteBenchmark MultiPin local").get("gbps"), RAILS, context);
+        atLeast("Write SinglePin completion=local", singleLocal, 0.85 * GOODPUT[0], "0.85 x rail 0's TCP goodput", context);
         // busbw_pct with the testbed's rate as the link: the fraction of the link the figure is.
         for (String k : List.of("WriteBenchmark SinglePin remote", "WriteBenchmark MultiPin remote")) {
             double gbps = f.get(k).get("gbps");
