@@ -7,6 +7,7 @@
 #        ./run-jmh.sh testbed exec NODE COMMAND...     (NODE: efb-n1..efb-nN, or efb-head)
 #        ./run-jmh.sh testbed rsh NODE COMMAND...      (Open MPI's plm_rsh_agent: the command as one shell line)
 #        ./run-jmh.sh testbed links [--seconds S] [--from N] [--to M]   (each rail's TCP goodput, node N to M)
+#        ./run-jmh.sh testbed rate RATE                (every NIC reshaped to RATE)
 #
 #   --nodes N    emulated nodes (default 2, at most 32)
 #   --rails M    NICs per node, one rail each (default 2, at most 8)
@@ -138,14 +139,34 @@ link() {
     ip -n "$ns" link set "$ifname" up
 }
 
-# shape NS DEV: tbf at RATE on DEV's egress. The bucket holds 1 ms at RATE (at least 64 KiB, so a
+# reshape RATE: every NIC of a testbed that is up to the new rate, both ways (tc qdisc replace).
+cmd_rate() {
+    need_root
+    (($# == 1)) || die 2 "usage: testbed rate RATE"
+    [[ -f $STATE/config ]] || die 2 "the testbed is not up"
+    rate_bps "$1" >/dev/null || die 2 "rate $1: a rate in tc's units, e.g. 400mbit, 1gbit, 100mbit"
+    # shellcheck disable=SC1091
+    . "$STATE/config"
+    RATE=$1
+    local i k
+    for ((i = 1; i <= NODES; i++)); do
+        for ((k = 0; k < RAILS; k++)); do
+            shape "$PREFIX-n$i" "rail$k" replace || die 1 "could not reshape rail$k of $PREFIX-n$i"
+            shape "$SW" "n${i}r$k" replace || die 1 "could not reshape n${i}r$k"
+        done
+    done
+    sed -i "s/^RATE=.*/RATE=$RATE/; s/^RATE_BPS=.*/RATE_BPS=$(rate_bps "$RATE")/" "$STATE/config"
+    say "rate: every NIC at $RATE each way"
+}
+
+# shape NS DEV [add|replace]: tbf at RATE on DEV's egress. The bucket holds 1 ms at RATE (at least 64 KiB, so a
 # GSO packet of veth's 64 KiB passes whole); the queue 20 ms of it.
 shape() {
     local bps burst
     bps=$(rate_bps "$RATE")
     burst=$((bps / 8 / 1000))
     ((burst < 65536)) && burst=65536
-    ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "$RATE" burst "$burst" latency 20ms
+    ip netns exec "$1" tc qdisc "${3:-add}" dev "$2" root tbf rate "$RATE" burst "$burst" latency 20ms
 }
 
 cmd_up() {
@@ -405,6 +426,7 @@ main() {
     exec) shift; cmd_exec "$@" ;;
     rsh) shift; cmd_rsh "$@" ;;
     links) shift; cmd_links "$@" ;;
+    rate) shift; cmd_rate "$@" ;;
     -h | --help | help) usage ;;
     *) usage >&2; exit 2 ;;
     esac

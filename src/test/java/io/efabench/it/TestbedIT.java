@@ -40,6 +40,8 @@ import com.google.gson.JsonParser;
  */
 class TestbedIT {
     private static final Path SCRIPT = Path.of("run-jmh.sh").toAbsolutePath();
+    /** The testbed's names: efb-n1, ... (EFABENCH_TESTBED_NAME, as the script reads it, for a second one beside). */
+    private static final String TB = System.getenv().getOrDefault("EFABENCH_TESTBED_NAME", "efb");
     private static final String RATE = "400mbit";
     private static final double RATE_GBPS = 0.4;
     private static final int NODES = 4;
@@ -76,19 +78,13 @@ class TestbedIT {
         String out = run(120, "testbed", "up", "--nodes", Integer.toString(NODES), "--rails", Integer.toString(RAILS),
                 "--rate", RATE, "--slurm");
         assertTrue(out.contains("testbed: up:"), out);
-        String links = run(120, "testbed", "links", "--seconds", "3");
-        Matcher m = Pattern.compile("rail(\\d+) .*: ([0-9.]+) Gbps").matcher(links);
-        int found = 0;
-        while (m.find()) {
-            GOODPUT[Integer.parseInt(m.group(1))] = Double.parseDouble(m.group(2));
-            found++;
-        }
-        assertEquals(RAILS, found, links);
-        for (double g : GOODPUT) {
+        double[] goodput = links();
+        for (int k = 0; k < RAILS; k++) {
+            GOODPUT[k] = goodput[k];
             // TCP over a 1500-byte MTU carries at most 1448/1514 of the L2 rate tbf shapes.
-            assertTrue(g > 0.7 * RATE_GBPS && g <= RATE_GBPS * 1448 / 1514 * 1.01, "link goodput out of range: " + links);
+            assertTrue(goodput[k] > 0.7 * RATE_GBPS && goodput[k] <= CEILING_GBPS, "link goodput out of range: "
+                    + java.util.Arrays.toString(goodput));
         }
-        System.out.println("testbed links:\n" + links);
     }
 
     @AfterAll
@@ -98,7 +94,7 @@ class TestbedIT {
         }
         String out = run(120, "testbed", "down");
         String left = new String(new ProcessBuilder("ip", "netns", "list").start().getInputStream().readAllBytes());
-        assertTrue(Pattern.compile("(?m)^efb-").matcher(left).results().findAny().isEmpty(), "namespaces left: " + left);
+        assertTrue(Pattern.compile("(?m)^" + TB + "-").matcher(left).results().findAny().isEmpty(), "namespaces left: " + left);
         assertTrue(out.contains("nothing of the testbed is left"), out);
     }
 
@@ -218,10 +214,41 @@ class TestbedIT {
         return out;
     }
 
-    /** No figure above what the links it used carry: the rate x NICs, per direction. */
+    /**
+     * What one NIC carries of payload, per direction: tbf shapes L2 frames, and TCP over a 1500-byte
+     * MTU (timestamps on) puts 1448 payload bytes in a 1514-byte frame; libfabric's own headers
+     * only lower it. The bucket's burst (64 KiB) may pass on top once per idle spell: 0.5%.
+     */
+    private static double ceilingGbps(double rateGbps) {
+        return rateGbps * 1448 / 1514 * 1.005;
+    }
+
+    private static final double CEILING_GBPS = ceilingGbps(RATE_GBPS);
+
+    /** No figure above what the links it used carry: {@link #CEILING_GBPS} x NICs. */
     private static void withinLinks(String what, double gbps, int nics, String context) {
-        assertTrue(gbps <= RATE_GBPS * nics, String.format(Locale.ROOT, "%s: %.4f Gbps over %d NIC(s) of %.1f Gbps: more than"
-                + " the links carry%n%s", what, gbps, nics, RATE_GBPS, context));
+        withinLinks(what, gbps, nics, RATE_GBPS, context);
+    }
+
+    private static void withinLinks(String what, double gbps, int nics, double rateGbps, String context) {
+        double ceiling = ceilingGbps(rateGbps);
+        assertTrue(gbps <= ceiling * nics, String.format(Locale.ROOT, "%s: %.4f Gbps over %d NIC(s) that carry %.4f Gbps"
+                + " of TCP payload each: more than the links carry%n%s", what, gbps, nics, ceiling, context));
+    }
+
+    /** Each rail's goodput node 1 -> node 2 at the testbed's current rate. */
+    private static double[] links() throws Exception {
+        String links = run(120, "testbed", "links", "--seconds", "3");
+        Matcher m = Pattern.compile("rail(\\d+) .*: ([0-9.]+) Gbps").matcher(links);
+        double[] goodput = new double[RAILS];
+        int found = 0;
+        while (m.find()) {
+            goodput[Integer.parseInt(m.group(1))] = Double.parseDouble(m.group(2));
+            found++;
+        }
+        assertEquals(RAILS, found, links);
+        System.out.println("testbed links:\n" + links);
+        return goodput;
     }
 
     private static void atLeast(String what, double gbps, double floor, String basis, String context) {
@@ -245,7 +272,7 @@ class TestbedIT {
     void writeAndReadBetweenTwoNodesHoldToTheLinkAndStripeOverBothRails() throws Exception {
         assumeUp();
         String id = "tb-write-read";
-        String[] nodes = {"efb-n1", "efb-n2"};
+        String[] nodes = {TB + "-n1", TB + "-n2"};
         int[] codes = torchrun(id, nodes, Map.of(), args("WriteBenchmark", "-p", "config=SinglePin,MultiPin", "-p", "size=1M",
                 "-p", "window=8", "-p", "completion=remote,local"));
         String log = logs(id);
@@ -276,7 +303,7 @@ class TestbedIT {
         assertTrue(provenance.contains("\"pairs_cross_node\": 1") && provenance.contains("\"pairs_same_node\": 0"),
                 "rank 0's peer counted as on another node:\n" + provenance);
         Map<Integer, JsonObject> where = localities(run);
-        assertEquals("efb-n2", where.get(1).get("host").getAsString(), where.toString());
+        assertEquals(TB + "-n2", where.get(1).get("host").getAsString(), where.toString());
         assertEquals("[\"rail0\",\"rail1\"]", where.get(1).get("nics").toString(), "rank 1's NICs by rail: " + where);
 
         String idRead = "tb-read";
@@ -298,7 +325,7 @@ class TestbedIT {
     void roundRobinToTwoTargetsUsesBothRails() throws Exception {
         assumeUp();
         String id = "tb-roundrobin";
-        int[] codes = torchrun(id, new String[] {"efb-n1", "efb-n2", "efb-n3"}, Map.of(), args("WriteBenchmark", "-p",
+        int[] codes = torchrun(id, new String[] {TB + "-n1", TB + "-n2", TB + "-n3"}, Map.of(), args("WriteBenchmark", "-p",
                 "config=SinglePin,RoundRobinPin", "-p", "size=1M", "-p", "window=8", "-p", "completion=remote"));
         String log = logs(id);
         assertEquals(0, codes[0] + codes[1] + codes[2], log);
@@ -311,34 +338,45 @@ class TestbedIT {
         atLeast("Write RoundRobinPin to 2 targets on 2 rails", rr, 0.8 * RAILS * single, "0.8 x rails x SinglePin", context);
     }
 
-    /** Slurm across the nodes, one task each: the all-to-all held against each rank's bottleneck. */
+    /**
+     * Slurm across the nodes, one task each: the all-to-all held against each rank's bottleneck. At
+     * 150 Mbit: 4 nodes x 2 rails at 400 Mbit move ~2.8 Gbps through the kernel's veths, bridges and
+     * tbf, what this 2-core machine's TCP carries at all, and MultiPin then read no more than
+     * SinglePin (docs/PERFORMANCE.md, "The cluster on one machine").
+     */
     @Test
     void srunAllToAllAcrossFourNodesHoldsToEachRanksBottleneck() throws Exception {
         assumeUp();
-        Path log = results.resolve("srun-a2a.out");
-        Process p = onNode("efb-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())), args("srun", "-N",
-                Integer.toString(NODES), "--ntasks-per-node=1", "bash", SCRIPT.toString(), "AllToAllBenchmark", "-p",
-                "config=SinglePin,MultiPin", "-p", "size=1M", "-p", "window=4"), log);
-        int code = await(p, log, 400);
-        String out = Files.readString(log);
-        assertEquals(0, code, out);
-        Path run = onlyRun("slurm-", out);
-        Map<Integer, JsonObject> where = localities(run);
-        assertEquals(NODES, where.values().stream().map(o -> o.get("host").getAsString()).distinct().count(),
-                "one task on each node: " + where);
-        Map<String, Map<String, Double>> f = figures(run);
-        String context = f + "\n" + out;
-        // Each rank sends (N-1) blocks a round, all through its own rail-0 NIC (SinglePin): that NIC
-        // is its bottleneck, and every block it receives comes in through its rail-0 NIC too.
-        double single = f.get("AllToAllBenchmark SinglePin").get("gbps");
-        double multi = f.get("AllToAllBenchmark MultiPin").get("gbps");
-        withinLinks("AllToAll SinglePin", single, 1, context);
-        withinLinks("AllToAll MultiPin", multi, RAILS, context);
-        withinLinks("AllToAll SinglePin slowest rank", f.get("AllToAllBenchmark SinglePin").get("slowest_rank_gbps"), 1, context);
-        atLeast("AllToAll SinglePin", single, 0.8 * GOODPUT[0], "0.8 x a rank's one NIC", context);
-        // No floor for MultiPin here: 4 nodes x 2 rails at the rate move ~2.8 Gbps through the
-        // kernel's veths, bridges and tbf, what this 2-core machine's TCP can carry at all, so it
-        // read about SinglePin's figure (docs/PERFORMANCE.md, "The cluster on one machine").
+        double rate = 0.15;
+        run(60, "testbed", "rate", "150mbit");
+        try {
+            double[] goodput = links();
+            Path log = results.resolve("srun-a2a.out");
+            Process p = onNode(TB + "-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())), args("srun", "-N",
+                    Integer.toString(NODES), "--ntasks-per-node=1", "bash", SCRIPT.toString(), "AllToAllBenchmark", "-p",
+                    "config=SinglePin,MultiPin", "-p", "size=1M", "-p", "window=4"), log);
+            int code = await(p, log, 400);
+            String out = Files.readString(log);
+            assertEquals(0, code, out);
+            Path run = onlyRun("slurm-", out);
+            Map<Integer, JsonObject> where = localities(run);
+            assertEquals(NODES, where.values().stream().map(o -> o.get("host").getAsString()).distinct().count(),
+                    "one task on each node: " + where);
+            Map<String, Map<String, Double>> f = figures(run);
+            String context = f + "\nlinks " + java.util.Arrays.toString(goodput) + "\n" + out;
+            // Each rank sends (N-1) blocks a round, all through its own rail-0 NIC (SinglePin): that NIC
+            // is its bottleneck, and every block it receives comes in through its rail-0 NIC too.
+            double single = f.get("AllToAllBenchmark SinglePin").get("gbps");
+            double multi = f.get("AllToAllBenchmark MultiPin").get("gbps");
+            withinLinks("AllToAll SinglePin", single, 1, rate, context);
+            withinLinks("AllToAll MultiPin", multi, RAILS, rate, context);
+            withinLinks("AllToAll SinglePin slowest rank", f.get("AllToAllBenchmark SinglePin").get("slowest_rank_gbps"), 1, rate,
+                    context);
+            atLeast("AllToAll SinglePin", single, 0.8 * goodput[0], "0.8 x a rank's one NIC", context);
+            atLeast("AllToAll MultiPin", multi, 0.8 * RAILS * single, "0.8 x rails x SinglePin", context);
+        } finally {
+            run(60, "testbed", "rate", RATE);
+        }
     }
 
     /** The README's command: srun -N 4 --ntasks-per-node=2; every node runs two ranks. */
@@ -346,7 +384,7 @@ class TestbedIT {
     void srunTwoTasksPerNodeRunsOnEveryNode() throws Exception {
         assumeUp();
         Path log = results.resolve("srun-8.out");
-        Process p = onNode("efb-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())), List.of("srun", "-N",
+        Process p = onNode(TB + "-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())), List.of("srun", "-N",
                 Integer.toString(NODES), "--ntasks-per-node=2", "--overcommit", "bash", SCRIPT.toString(), "AllToAllBenchmark",
                 "-p", "config=SinglePin", "-p", "size=64K", "-wi", "1", "-w", "500ms", "-i", "1", "-r", "1s", "-f", "1"), log);
         int code = await(p, log, 400);
@@ -356,17 +394,17 @@ class TestbedIT {
         assertEquals(2 * NODES, where.size(), where.toString());
         Map<String, Long> perHost = new TreeMap<>();
         where.values().forEach(o -> perHost.merge(o.get("host").getAsString(), 1L, Long::sum));
-        assertEquals(Map.of("efb-n1", 2L, "efb-n2", 2L, "efb-n3", 2L, "efb-n4", 2L), perHost, where.toString());
+        assertEquals(Map.of(TB + "-n1", 2L, TB + "-n2", 2L, TB + "-n3", 2L, TB + "-n4", 2L), perHost, where.toString());
     }
 
     @Test
     void mpirunAcrossTwoNodesThroughTheRshAgent() throws Exception {
         assumeUp();
         Path log = results.resolve("mpirun.out");
-        Process p = onNode("efb-head", Map.of(), List.of("mpirun", "-H", "efb-n1:2,efb-n2:2", "-n", "4", "--allow-run-as-root",
+        Process p = onNode(TB + "-head", Map.of(), List.of("mpirun", "-H", TB + "-n1:2," + TB + "-n2:2", "-n", "4", "--allow-run-as-root",
                 "--mca", "plm_rsh_agent", Path.of("testbed/rsh-agent").toAbsolutePath().toString(), "--mca",
                 "oob_tcp_if_include", "198.19.0.0/24", "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "198.19.0.0/24",
-                "-x", "EFABENCH_JAR", "-x", "EFABENCH_RESULTS", "-x", "MASTER_ADDR=efb-n1", "-x", "MASTER_PORT="
+                "-x", "EFABENCH_JAR", "-x", "EFABENCH_RESULTS", "-x", "MASTER_ADDR=" + TB + "-n1", "-x", "MASTER_PORT="
                         + Ranks.freePort(), "bash", SCRIPT.toString(), "WriteBenchmark", "-p", "config=SinglePin", "-p",
                 "size=256K", "-p", "completion=remote", "-wi", "1", "-w", "500ms", "-i", "1", "-r", "1s", "-f", "1"), log);
         int code = await(p, log, 300);
@@ -374,7 +412,7 @@ class TestbedIT {
         assertEquals(0, code, out);
         Map<Integer, JsonObject> where = localities(onlyRun("openmpi-", out));
         assertEquals(4, where.size(), where.toString());
-        assertEquals(List.of("efb-n1", "efb-n1", "efb-n2", "efb-n2"),
+        assertEquals(List.of(TB + "-n1", TB + "-n1", TB + "-n2", TB + "-n2"),
                 where.values().stream().map(o -> o.get("host").getAsString()).toList(), where.toString());
     }
 
@@ -384,13 +422,13 @@ class TestbedIT {
         assumeUp();
         String id = "tb-misrailed";
         long start = System.nanoTime();
-        int[] codes = torchrun(id, new String[] {"efb-n1", "efb-n2"}, Map.of(1, Map.of("EFABENCH_NICS", "rail1,rail0")),
+        int[] codes = torchrun(id, new String[] {TB + "-n1", TB + "-n2"}, Map.of(1, Map.of("EFABENCH_NICS", "rail1,rail0")),
                 args("WriteBenchmark", "-p", "config=SinglePin", "-p", "size=64K"));
         String log = logs(id);
         assertNotEquals(0, codes[0], log);
         assertNotEquals(0, codes[1], log);
         assertTrue(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start) < 120, log);
-        assertTrue(Pattern.compile("mis-railed: rank \\d \\(node efb-n\\d\\) channel 0 is on NIC rail\\d").matcher(log).find(),
+        assertTrue(Pattern.compile("mis-railed: rank \\d \\(node " + TB + "-n\\d\\) channel 0 is on NIC rail\\d").matcher(log).find(),
                 "the line names the rank, node, channel and NIC:\n" + log);
     }
 
