@@ -38,7 +38,7 @@ import com.google.gson.JsonParser;
  * variables per node, Open MPI through the testbed's rsh agent, Slurm with one slurmd per node.
  * Skipped, saying why, where this is not root or the tools are missing (.ci/run installs them).
  */
-class TestbedIT {
+class ClusterInABoxIT {
     private static final Path SCRIPT = Path.of("run-jmh.sh").toAbsolutePath();
     /** The testbed's names: efb-n1, ... (EFABENCH_TESTBED_NAME, as the script reads it, for a second one beside). */
     private static final String TB = System.getenv().getOrDefault("EFABENCH_TESTBED_NAME", "efb");
