@@ -51,6 +51,14 @@ class ClusterInABoxIT {
     /** Each rail's goodput node 1 -> node 2, Gbps, measured once the testbed is up. */
     private static final double[] GOODPUT = new double[RAILS];
     private static String skip;
+    /** The testbed table (docs/PERFORMANCE.md): benchmark, config, rails, ours, link goodput, ratio; printed at the end. */
+    private static final List<String> TABLE = new ArrayList<>();
+
+    /** One row: {@code ours} against {@code rails} x the rail's own goodput. */
+    private static synchronized void row(String benchmark, String config, int rails, double ours, double goodput, String rate) {
+        TABLE.add(String.format(Locale.ROOT, "| %s | %s | %d x %s | %.4f | %.4f | %.3f |", benchmark, config, rails, rate, ours,
+                rails * goodput, ours / (rails * goodput)));
+    }
 
     @TempDir
     Path results;
@@ -92,6 +100,9 @@ class ClusterInABoxIT {
         if (skip != null) {
             return;
         }
+        System.out.println("testbed table (Gbps; link = rails x each rail's TCP goodput, node 1 -> node 2):\n"
+                + "| benchmark | config | rails | ours | link goodput | ratio |\n|---|---|---|---:|---:|---:|\n"
+                + String.join("\n", TABLE));
         String out = run(120, "testbed", "down");
         String left = new String(new ProcessBuilder("ip", "netns", "list").start().getInputStream().readAllBytes());
         assertTrue(Pattern.compile("(?m)^" + TB + "-").matcher(left).results().findAny().isEmpty(), "namespaces left: " + left);
@@ -286,6 +297,11 @@ class ClusterInABoxIT {
         withinLinks("Write MultiPin", multi, RAILS, context);
         atLeast("Write SinglePin", single, 0.85 * GOODPUT[0], "0.85 x rail 0's TCP goodput", context);
         atLeast("Write MultiPin", multi, 0.8 * RAILS * single, "0.8 x rails x SinglePin", context);
+        row("Write 1M window 8, 2 nodes", "SinglePin remote", 1, single, GOODPUT[0], RATE);
+        row("Write 1M window 8, 2 nodes", "MultiPin remote", RAILS, multi, GOODPUT[0], RATE);
+        row("Write 1M window 8, 2 nodes", "SinglePin local", 1, f.get("WriteBenchmark SinglePin local").get("gbps"), GOODPUT[0], RATE);
+        row("Write 1M window 8, 2 nodes", "MultiPin local", RAILS, f.get("WriteBenchmark MultiPin local").get("gbps"), GOODPUT[0],
+                RATE);
         // Local completion over tcp is the kernel taking the bytes: still never above the link.
         double singleLocal = f.get("WriteBenchmark SinglePin local").get("gbps");
         withinLinks("Write SinglePin completion=local", singleLocal, 1, context);
@@ -317,6 +333,8 @@ class ClusterInABoxIT {
         double readMulti = f.get("ReadBenchmark MultiPin").get("gbps");
         withinLinks("Read SinglePin", readSingle, 1, context);
         withinLinks("Read MultiPin", readMulti, RAILS, context);
+        row("Read 1M window 8, 2 nodes", "SinglePin", 1, readSingle, GOODPUT[0], RATE);
+        row("Read 1M window 8, 2 nodes", "MultiPin", RAILS, readMulti, GOODPUT[0], RATE);
         atLeast("Read SinglePin", readSingle, 0.85 * GOODPUT[0], "0.85 x rail 0's TCP goodput", context);
         atLeast("Read MultiPin", readMulti, 0.8 * RAILS * readSingle, "0.8 x rails x SinglePin", context);
     }
@@ -335,6 +353,8 @@ class ClusterInABoxIT {
         double rr = f.get("WriteBenchmark RoundRobinPin remote").get("gbps");
         withinLinks("Write SinglePin to 2 targets", single, 1, context);
         withinLinks("Write RoundRobinPin", rr, RAILS, context);
+        row("Write 1M window 8, 3 nodes", "SinglePin remote", 1, single, GOODPUT[0], RATE);
+        row("Write 1M window 8, 3 nodes", "RoundRobinPin remote", RAILS, rr, GOODPUT[0], RATE);
         atLeast("Write RoundRobinPin to 2 targets on 2 rails", rr, 0.8 * RAILS * single, "0.8 x rails x SinglePin", context);
     }
 
@@ -372,6 +392,8 @@ class ClusterInABoxIT {
             withinLinks("AllToAll MultiPin", multi, RAILS, rate, context);
             withinLinks("AllToAll SinglePin slowest rank", f.get("AllToAllBenchmark SinglePin").get("slowest_rank_gbps"), 1, rate,
                     context);
+            row("AllToAll 1M window 4, 4 nodes (srun)", "SinglePin", 1, single, goodput[0], "150mbit");
+            row("AllToAll 1M window 4, 4 nodes (srun)", "MultiPin", RAILS, multi, goodput[0], "150mbit");
             atLeast("AllToAll SinglePin", single, 0.8 * goodput[0], "0.8 x a rank's one NIC", context);
             atLeast("AllToAll MultiPin", multi, 0.8 * RAILS * single, "0.8 x rails x SinglePin", context);
         } finally {
