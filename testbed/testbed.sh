@@ -159,13 +159,15 @@ cmd_rate() {
     say "rate: every NIC at $RATE each way"
 }
 
-# shape NS DEV [add|replace]: tbf at RATE on DEV's egress. The bucket holds 1 ms at RATE (at least 64 KiB, so a
-# GSO packet of veth's 64 KiB passes whole); the queue 20 ms of it.
+# shape NS DEV [add|replace]: tbf at RATE on DEV's egress; the queue holds 20 ms of it. The bucket
+# holds 100 us at RATE, at least 8 KiB: what a message after an idle spell passes at veth's own
+# speed, so small enough that no figure of a 64K message or more reads much above the rate (a 64
+# KiB bucket let SendRecv 64K read 176% of it); tbf cuts veth's 64 KiB GSO packets to fit.
 shape() {
     local bps burst
     bps=$(rate_bps "$RATE")
-    burst=$((bps / 8 / 1000))
-    ((burst < 65536)) && burst=65536
+    burst=$((bps / 8 / 10000))
+    ((burst < 8192)) && burst=8192
     ip netns exec "$1" tc qdisc "${3:-add}" dev "$2" root tbf rate "$RATE" burst "$burst" latency 20ms
 }
 

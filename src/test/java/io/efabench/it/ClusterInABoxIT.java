@@ -229,15 +229,15 @@ class ClusterInABoxIT {
     /**
      * What one NIC carries of payload, per direction: tbf shapes L2 frames, and TCP over a 1500-byte
      * MTU (timestamps on) puts 1448 payload bytes in a 1514-byte frame; libfabric's own headers
-     * only lower it. The bucket's burst (64 KiB) may pass on top once per idle spell: 0.5%.
+     * only lower it. The bucket (8 KiB) may pass on top once per idle spell: 0.5%.
      */
     private static double ceilingGbps(double rateGbps) {
         return rateGbps * 1448 / 1514 * 1.005;
     }
 
     private static final double CEILING_GBPS = ceilingGbps(RATE_GBPS);
-    /** tbf's bucket on every NIC at 400 Mbit (testbed.sh: 1 ms at the rate, at least 64 KiB). */
-    private static final double BUCKET = 65536;
+    /** tbf's bucket on every NIC at 400 Mbit (testbed.sh: 100 us at the rate, at least 8 KiB). */
+    private static final double BUCKET = 8192;
 
     /** No figure above what the links it used carry: {@link #CEILING_GBPS} x NICs. */
     private static void withinLinks(String what, double gbps, int nics, String context) {
