@@ -346,12 +346,8 @@ cmd_exec() {
 
 # Open MPI calls its rsh agent like ssh: AGENT HOST COMMAND-WORDS..., the words one shell line.
 cmd_rsh() {
-    need_root
     (($# >= 2)) || die 2 "usage: testbed rsh NODE COMMAND..."
-    local ns
-    ns=$(resolve_ns "$1") || exit 2
-    shift
-    in_ns "$ns" sh -c "$*"
+    cmd_exec "$1" sh -c "${*:2}"
 }
 
 # ---------------------------------------------------------------- links
