@@ -151,15 +151,14 @@ cmd_rate() {
     local i k
     for ((i = 1; i <= NODES; i++)); do
         for ((k = 0; k < RAILS; k++)); do
-            shape "$PREFIX-n$i" "rail$k" replace || die 1 "could not reshape rail$k of $PREFIX-n$i"
-            shape "$SW" "n${i}r$k" replace || die 1 "could not reshape n${i}r$k"
+            shape_nic "$i" "$k" replace || die 1 "could not reshape rail$k of $PREFIX-n$i"
         done
     done
     sed -i "s/^RATE=.*/RATE=$RATE/; s/^RATE_BPS=.*/RATE_BPS=$(rate_bps "$RATE")/" "$STATE/config"
     say "rate: every NIC at $RATE each way"
 }
 
-# shape NS DEV [add|replace]: tbf at RATE on DEV's egress; the queue holds 20 ms of it. The bucket
+# shape NS DEV add|replace: tbf at RATE on DEV's egress; the queue holds 20 ms of it. The bucket
 # holds 100 us at RATE, at least 8 KiB: what a message after an idle spell passes at veth's own
 # speed, so small enough that no figure of a 64K message or more reads much above the rate (a 64
 # KiB bucket let SendRecv 64K read 176% of it); tbf cuts veth's 64 KiB GSO packets to fit.
@@ -168,7 +167,13 @@ shape() {
     bps=$(rate_bps "$RATE")
     burst=$((bps / 8 / 10000))
     ((burst < 8192)) && burst=8192
-    ip netns exec "$1" tc qdisc "${3:-add}" dev "$2" root tbf rate "$RATE" burst "$burst" latency 20ms
+    ip netns exec "$1" tc qdisc "$3" dev "$2" root tbf rate "$RATE" burst "$burst" latency 20ms
+}
+
+# shape_nic NODE RAIL add|replace: node NODE's NIC on rail RAIL, both ways: what it sends (its
+# veth end) and what it receives (the switch's end).
+shape_nic() {
+    shape "$PREFIX-n$1" "rail$2" "$3" && shape "$SW" "n${1}r$2" "$3"
 }
 
 cmd_up() {
@@ -202,14 +207,12 @@ cmd_up() {
     for ((i = 1; i <= NODES; i++)); do
         local ns=$PREFIX-n$i
         make_node_ns "$ns"
+        # Strict reverse-path filter ("all" applies to every interface, rails made later included).
         ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.rp_filter=1 net.ipv4.conf.default.rp_filter=1
         link "$ns" mgmt0 "n${i}m" mgmt "198.19.0.$i/24"
         for ((k = 0; k < RAILS; k++)); do
-            ip netns exec "$ns" sysctl -qw net.ipv4.conf.default.rp_filter=1
             link "$ns" "rail$k" "n${i}r$k" "rail$k" "198.18.$k.$i/24"
-            ip netns exec "$ns" sysctl -qw "net.ipv4.conf.rail$k.rp_filter=1"
-            shape "$ns" "rail$k"          # what the node sends on rail k
-            shape "$SW" "n${i}r$k"        # what it receives on rail k
+            shape_nic "$i" "$k" add
         done
     done
     [[ $SLURM == yes ]] && start_slurm

@@ -63,11 +63,6 @@ class ClusterInABoxIT {
     @TempDir
     Path results;
 
-    private static boolean onPath(String tool) {
-        return Stream.of(System.getenv("PATH").split(":")).anyMatch(d -> Files.isExecutable(Path.of(d, tool)))
-                || Files.isExecutable(Path.of("/usr/sbin", tool));
-    }
-
     @BeforeAll
     static void up() throws Exception {
         Process id = new ProcessBuilder("id", "-u").start();
@@ -75,7 +70,7 @@ class ClusterInABoxIT {
             skip = "the testbed needs root (network namespaces, veth, tc)";
         } else {
             for (String tool : List.of("ip", "tc", "nsenter", "slurmd", "slurmctld", "srun", "munged", "mpirun", "fi_pingpong")) {
-                if (skip == null && !onPath(tool)) {
+                if (skip == null && !Ranks.onPath(tool)) {
                     skip = "no " + tool + " here (.ci/run installs iproute2, slurm-wlm, munge, openmpi-bin, libfabric-bin)";
                 }
             }
@@ -142,15 +137,6 @@ class ClusterInABoxIT {
         return pb.start();
     }
 
-    private static int await(Process p, Path log, int seconds) throws Exception {
-        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-            fail("still running after " + seconds + " s:\n" + Files.readString(log));
-        }
-        return p.exitValue();
-    }
-
     private static List<String> args(String... jmh) {
         List<String> a = new ArrayList<>(List.of(jmh));
         a.addAll(TIMING);
@@ -189,7 +175,7 @@ class ClusterInABoxIT {
         }
         int[] codes = new int[nodes.length];
         for (int r = 0; r < nodes.length; r++) {
-            codes[r] = await(ps.get(r), logs.get(r), 400);
+            codes[r] = Ranks.awaitExit(ps.get(r), logs.get(r), 400);
         }
         return codes;
     }
@@ -378,7 +364,7 @@ class ClusterInABoxIT {
             Process p = onNode(TB + "-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())), args("srun", "-N",
                     Integer.toString(NODES), "--ntasks-per-node=1", "bash", SCRIPT.toString(), "AllToAllBenchmark", "-p",
                     "config=SinglePin,MultiPin", "-p", "size=1M", "-p", "window=4"), log);
-            int code = await(p, log, 400);
+            int code = Ranks.awaitExit(p, log, 400);
             String out = Files.readString(log);
             assertEquals(0, code, out);
             Path run = onlyRun("slurm-", out);
@@ -412,7 +398,7 @@ class ClusterInABoxIT {
         Process p = onNode(TB + "-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())), List.of("srun", "-N",
                 Integer.toString(NODES), "--ntasks-per-node=2", "--overcommit", "bash", SCRIPT.toString(), "AllToAllBenchmark",
                 "-p", "config=SinglePin", "-p", "size=64K", "-wi", "1", "-w", "500ms", "-i", "1", "-r", "1s", "-f", "1"), log);
-        int code = await(p, log, 400);
+        int code = Ranks.awaitExit(p, log, 400);
         String out = Files.readString(log);
         assertEquals(0, code, out);
         Map<Integer, JsonObject> where = localities(onlyRun("slurm-", out));
@@ -432,7 +418,7 @@ class ClusterInABoxIT {
                 "-x", "EFABENCH_JAR", "-x", "EFABENCH_RESULTS", "-x", "MASTER_ADDR=" + TB + "-n1", "-x", "MASTER_PORT="
                         + Ranks.freePort(), "bash", SCRIPT.toString(), "WriteBenchmark", "-p", "config=SinglePin", "-p",
                 "size=256K", "-p", "completion=remote", "-wi", "1", "-w", "500ms", "-i", "1", "-r", "1s", "-f", "1"), log);
-        int code = await(p, log, 300);
+        int code = Ranks.awaitExit(p, log, 300);
         String out = Files.readString(log);
         assertEquals(0, code, out);
         Map<Integer, JsonObject> where = localities(onlyRun("openmpi-", out));
@@ -451,8 +437,8 @@ class ClusterInABoxIT {
         Thread.sleep(1000);
         List<String> client = new ArrayList<>(pp);
         client.add("198.19.0.2");
-        int code = await(onNode(TB + "-n1", Map.of(), client, clientLog), clientLog, 150);
-        await(server, serverLog, 30);
+        int code = Ranks.awaitExit(onNode(TB + "-n1", Map.of(), client, clientLog), clientLog, 150);
+        Ranks.awaitExit(server, serverLog, 30);
         String out = Files.readString(clientLog);
         assertEquals(0, code, out + Files.readString(serverLog));
         // bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec

@@ -38,11 +38,6 @@ class ClusterLaunchersIT {
     @TempDir
     Path results;
 
-    private static boolean onPath(String tool) {
-        return Stream.of(System.getenv("PATH").split(":")).anyMatch(d -> Files.isExecutable(Path.of(d, tool)))
-                || Files.isExecutable(Path.of("/usr/sbin", tool));
-    }
-
     private static boolean root() throws Exception {
         Process p = new ProcessBuilder("id", "-u").start();
         return new String(p.getInputStream().readAllBytes()).trim().equals("0");
@@ -51,7 +46,7 @@ class ClusterLaunchersIT {
     /** A one-node Slurm cluster on this host, with its own config, state and logs in a temp folder. */
     @BeforeAll
     static void startSlurm() throws Exception {
-        if (!root() || !onPath("slurmctld") || !onPath("slurmd") || !onPath("srun") || !onPath("munged")) {
+        if (!root() || !Ranks.onPath("slurmctld") || !Ranks.onPath("slurmd") || !Ranks.onPath("srun") || !Ranks.onPath("munged")) {
             return;
         }
         slurmDir = Files.createTempDirectory("efabench-slurm");
@@ -132,15 +127,6 @@ class ClusterLaunchersIT {
         return pb.start();
     }
 
-    private static int await(Process p, Path out, int seconds) throws Exception {
-        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
-            p.descendants().forEach(ProcessHandle::destroyForcibly);
-            p.destroyForcibly();
-            fail("still running after " + seconds + " s:\n" + Files.readString(out));
-        }
-        return p.exitValue();
-    }
-
     private static List<String> quick(String... args) {
         List<String> a = new ArrayList<>(List.of(args));
         a.addAll(List.of("-f", "1", "-wi", "1", "-w", "200ms", "-i", "1", "-r", "300ms"));
@@ -157,14 +143,14 @@ class ClusterLaunchersIT {
 
     @Test
     void mpirunRunsOneRankPerProcessIntoOneRunFolder() throws Exception {
-        Assumptions.assumeTrue(onPath("mpirun"), "no mpirun here (Debian: apt-get install openmpi-bin)");
+        Assumptions.assumeTrue(Ranks.onPath("mpirun"), "no mpirun here (Debian: apt-get install openmpi-bin)");
         Assumptions.assumeTrue(root(), "the test passes --allow-run-as-root only as root");
         List<String> cmd = new ArrayList<>(List.of("mpirun", "-n", "2", "--oversubscribe", "--allow-run-as-root",
                 "-x", "EFABENCH_JAR", "-x", "EFABENCH_RESULTS", "-x", "MASTER_ADDR=127.0.0.1",
                 "-x", "MASTER_PORT=" + Ranks.freePort(), "bash", SCRIPT.toString(), "--provider", "tcp"));
         cmd.addAll(quick("WriteBenchmark", "-p", "size=64K", "-p", "config=SinglePin", "-p", "completion=local"));
         Path out = results.resolve("mpirun.out");
-        int code = await(start(cmd, Map.of(), out), out, 240);
+        int code = Ranks.awaitExit(start(cmd, Map.of(), out), out, 240);
         String log = Files.readString(out);
         assertEquals(0, code, log);
         Path run = onlyRunFolder("openmpi-", log);
@@ -190,7 +176,7 @@ class ClusterLaunchersIT {
         Path out = results.resolve("srun-write.out");
         Process p = srun(2, out, quick("WriteBenchmark", "-p", "size=64K", "-p", "config=SinglePin", "-p",
                 "completion=local").toArray(String[]::new));
-        int code = await(p, out, 240);
+        int code = Ranks.awaitExit(p, out, 240);
         String log = Files.readString(out);
         assertEquals(0, code, log);
         Path run = onlyRunFolder("slurm-", log);
@@ -199,7 +185,7 @@ class ClusterLaunchersIT {
 
         Path out4 = results.resolve("srun-alltoall.out");
         Process q = srun(4, out4, quick("AllToAllBenchmark", "-p", "size=64K", "-p", "config=SinglePin").toArray(String[]::new));
-        int code4 = await(q, out4, 300);
+        int code4 = Ranks.awaitExit(q, out4, 300);
         String log4 = Files.readString(out4);
         assertEquals(0, code4, log4);
         assertTrue(log4.contains("## AllToAllBenchmark.allToAll"), log4);
@@ -227,7 +213,7 @@ class ClusterLaunchersIT {
             }
             victim.descendants().forEach(ProcessHandle::destroyForcibly);
             victim.destroyForcibly();
-            int code = await(p, out, 90);
+            int code = Ranks.awaitExit(p, out, 90);
             String log = Files.readString(out);
             assertNotEquals(0, code, log);
             assertTrue(log.matches("(?s).*\\brank 2\\b[^\\n]*\\b(died|disconnected)\\b.*"), "another rank names rank 2 as dead:\n" + log);

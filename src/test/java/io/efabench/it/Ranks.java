@@ -46,6 +46,22 @@ final class Ranks {
                 "this libfabric's shm offers no FI_HMEM (build one with CUDA): " + reason);
     }
 
+    /** True where {@code tool} is on PATH or in /usr/sbin (root's daemons: slurmd, munged). */
+    static boolean onPath(String tool) {
+        return java.util.stream.Stream.of(System.getenv("PATH").split(":")).anyMatch(d -> Files.isExecutable(Path.of(d, tool)))
+                || Files.isExecutable(Path.of("/usr/sbin", tool));
+    }
+
+    /** {@code p}'s exit status; past {@code seconds} it and its children are killed and the test fails with {@code out}. */
+    static int awaitExit(Process p, Path out, int seconds) throws Exception {
+        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
+            p.descendants().forEach(ProcessHandle::destroyForcibly);
+            p.destroyForcibly();
+            org.junit.jupiter.api.Assertions.fail("still running after " + seconds + " s:\n" + Files.readString(out));
+        }
+        return p.exitValue();
+    }
+
     /** Quick JMH settings for tests: one fork, one short warmup and measurement iteration. */
     static List<String> quick(String... args) {
         List<String> a = new ArrayList<>(List.of(args));
