@@ -64,9 +64,10 @@ final class AllToAllPort implements RoundPipeline.Port, WriteEngine.Sink {
             contexts[c] *= window;
         }
         engine = new WriteEngine(t, contexts, false, unserved, 1, this);
-        pipeline = new RoundPipeline(this, window, slots, new Deadline(t.group, t.timeout));
+        pipeline = new RoundPipeline(this, window, slots, t.deadline());
         local = new LocalCompletions(ranks, unservedRounds);
         arrivals = new ArrivalCounter(me, opsFrom, unservedRounds);
+        engine.expectArrivals(arrivals, incoming);
         spread = new PeerSpread(ranks, local.ring());
         slowReceive = TestHooks.integer("EFABENCH_TEST_SLOW_RECEIVE") == me;
     }

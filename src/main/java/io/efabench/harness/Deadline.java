@@ -20,15 +20,41 @@ public final class Deadline {
      */
     private static volatile boolean yieldWhenIdle;
 
+    /**
+     * Who hears of a wait that went a quarter of its budget without ending, and of its end: so a
+     * link that flapped and came back within the deadline is on record, not only in a low figure.
+     * Called off the hot path (once per stall), where allocating is fine.
+     */
+    public interface Stalls {
+        /** The wait for {@code operation} with {@code peer} has gone {@code nanos} without ending. */
+        void stalled(String operation, int peer, long round, long nanos);
+
+        /** That wait ended after at least {@code nanos}; the run goes on. */
+        void resumed(String operation, int peer, long round, long nanos);
+    }
+
     private final RankGroup group;
     private final long budgetNanos;
+    private final Stalls stalls;
     private final boolean yielding = yieldWhenIdle;
     private long expiresAt = UNARMED;
+    private long armedAt;
+    private long lastClock;
     private int spins;
+    /** The wait that was reported stalled, until the next start() reports it resumed. */
+    private String stalledOp;
+    private int stalledPeer;
+    private long stalledRound;
 
     public Deadline(RankGroup group, Duration budget) {
+        this(group, budget, null);
+    }
+
+    /** With {@code stalls} (may be null) told of a wait past a quarter of the budget and of its end. */
+    public Deadline(RankGroup group, Duration budget, Stalls stalls) {
         this.group = group;
         this.budgetNanos = budget.toNanos();
+        this.stalls = stalls;
     }
 
     /** A budget with no rank group behind it (unit tests of the schedulers): only the clock ends a wait. */
@@ -51,6 +77,10 @@ public final class Deadline {
      * starts at most 4096 spins late (milliseconds of busy polling) against a budget of seconds.
      */
     public Deadline start() {
+        if (stalledOp != null) {
+            stalls.resumed(stalledOp, stalledPeer, stalledRound, lastClock - armedAt);
+            stalledOp = null;
+        }
         expiresAt = UNARMED;
         spins = 0;
         return this;
@@ -74,14 +104,27 @@ public final class Deadline {
         }
         if ((++spins & 4095) == 0) {
             long now = System.nanoTime();
+            lastClock = now;
             if (expiresAt == UNARMED) {
+                armedAt = now;
                 expiresAt = now + budgetNanos;
             } else if (now - expiresAt > 0) {
+                stalledOp = null; // a failure, not a resumption
                 throw new BenchmarkSetupException("rank " + (group != null ? group.rank() : -1) + ": " + operation
-                        + (round >= 0 ? " (round " + round + ")" : "") + " with rank " + peer
-                        + " did not complete within " + budgetNanos / 1_000_000_000L + " s (EFABENCH_TIMEOUT_S)");
+                        + (round >= 0 ? " (round " + round + ")" : "") + " with " + peer(peer)
+                        + " did not complete within " + budgetNanos / 1_000_000_000L + " s (EFABENCH_TIMEOUT_S)", peer);
+            } else if (stalls != null && stalledOp == null && now - armedAt > budgetNanos / 4) {
+                stalledOp = operation;
+                stalledPeer = peer;
+                stalledRound = round;
+                stalls.stalled(operation, peer, round, now - armedAt);
             }
         }
         return true;
+    }
+
+    /** "rank 1 (node n2)", or "rank 1" without a group. */
+    private String peer(int peer) {
+        return "rank " + peer + (group != null && peer >= 0 && peer < group.size() ? " (node " + group.host(peer) + ")" : "");
     }
 }

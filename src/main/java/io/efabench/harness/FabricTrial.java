@@ -41,6 +41,8 @@ public final class FabricTrial implements AutoCloseable {
     /** fi_addr of rank r's channel c, as inserted into local channel c's AV: {@code peer[r][c]}. */
     private long[][] peer;
     private NicInfo[] nicOf;
+    /** Both ends of every channel to every peer, for failure and stall lines; null until the addresses are swapped. */
+    private TrialPaths paths;
     NicPath path;
     TrialLocality locality;
     public final Completion completion = new Completion();
@@ -105,7 +107,13 @@ public final class FabricTrial implements AutoCloseable {
                 nicOf[c] = mine.get(c % mine.size());
                 channels[c] = resources.push(TrialResources.Tier.ENDPOINT, Channel.open(discovery, nicOf[c], 4096));
             }
-            peer = TrialExchange.addresses(group, channels, locality.hosts, timeout);
+            TrialExchange.Peers peers = TrialExchange.addresses(group, channels, locality.hosts, timeout);
+            peer = peers.addresses();
+            String[] myNics = new String[n];
+            for (int c = 0; c < n; c++) {
+                myNics[c] = nicOf[c].domainName();
+            }
+            paths = new TrialPaths(group, myNics, peers.nics(), mine.size(), Sysfs.fromEnvironment(), timeout);
             if (TestHooks.integer("EFABENCH_TEST_EQ_ERROR") == 1) {
                 channels[0].reportProviderErrorForTest(5 /* EIO */, 4102);
             }
@@ -293,7 +301,34 @@ public final class FabricTrial implements AutoCloseable {
 
     /** As {@link #fail(RuntimeException)}; {@code peerHint} is the rank the failed wait was for, or -1. */
     RuntimeException fail(RuntimeException e, int peerHint) {
-        return TrialFailure.fail(e, peerHint, group, channels);
+        return TrialFailure.fail(e, peerHint, group, channels, paths);
+    }
+
+    /** "wanted / held": writes the plan would have in flight per channel and what the engine holds (paced); null when not paced. */
+    String paced;
+
+    /**
+     * The engine holds {@code held} writes in flight per channel where the plan (window x targets
+     * x chunks) would have {@code wanted}: it paces, posting the rest as completions come back.
+     * Said once, by rank 0, and in provenance as writes_in_flight.
+     */
+    public void notePaced(int wanted, int held) {
+        if (paced == null && rank == 0) {
+            System.out.println("# efabench: " + config + ": the window would put " + wanted + " writes in flight on a channel"
+                    + " (window x targets x chunks); the engine holds at most " + held + " and posts the rest as completions"
+                    + " free room (paced)");
+        }
+        paced = wanted + " planned, " + held + " held (paced)";
+    }
+
+    /** A deadline of {@link #timeout} for one wait of this trial's rounds; a stall past a quarter of it is announced. */
+    public Deadline deadline() {
+        return new Deadline(group, timeout, paths);
+    }
+
+    /** Both ends of every channel, and the line a stalled wait adds ({@link TrialPaths}). */
+    public TrialPaths paths() {
+        return paths;
     }
 
     public String benchmark() {

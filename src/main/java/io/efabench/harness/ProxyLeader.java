@@ -50,7 +50,7 @@ final class ProxyLeader {
         this.p = p;
         this.t = p.t;
         this.src = src;
-        this.deadline = new Deadline(t.group, t.timeout);
+        this.deadline = t.deadline();
         kernelTimeoutNanos = t.timeout.toNanos();
         flags = (p.nbi ? ProxyKernels.FLAG_NBI : 0) | (p.fill ? ProxyKernels.FLAG_FILL : 0);
         corruptField = switch (String.valueOf(System.getenv("EFABENCH_TEST_PROXY_FIELD"))) {

@@ -48,7 +48,7 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
         buffer = t.buffer(Footprint.bufferBytes(slots, t.rank == 0 ? size * targets : size));
         bufferMr = buffer.regions();
         sourceOf = t.exchange("read source regions", bufferMr);
-        deadline = new Deadline(t.group, t.timeout);
+        deadline = t.deadline();
         if (t.rank == 0) {
             int[] contexts = plan.perChannel(t.channelCount());
             for (int c = 0; c < contexts.length; c++) {

@@ -25,7 +25,7 @@ final class TrialExchange {
      * address is inserted each channel's NIC and fabric travel too and a mis-railed plan fails with
      * one line ({@link #requireRailAligned}); {@code hosts} (by rank) names the nodes in it.
      */
-    static long[][] addresses(RankGroup group, Channel[] channels, List<String> hosts, Duration timeout) {
+    static Peers addresses(RankGroup group, Channel[] channels, List<String> hosts, Duration timeout) {
         int rank = group.rank();
         int n = channels.length;
         ByteBuffer mine = encode(2 * n, i -> i < n ? channels[i].name()
@@ -47,16 +47,23 @@ final class TrialExchange {
         }
         requireRailAligned(rank, rails, hosts);
         long[][] addr = new long[group.size()][n];
+        String[][] nics = new String[group.size()][n];
         for (int r = 0; r < addr.length; r++) {
-            if (r == rank) {
-                continue;
-            }
             for (int c = 0; c < n; c++) {
-                addr[r][c] = channels[c].insertPeer(names[r][c]);
+                nics[r][c] = nic(rails[r][c]);
+                if (r != rank) {
+                    addr[r][c] = channels[c].insertPeer(names[r][c]);
+                }
             }
         }
-        return addr;
+        return new Peers(addr, nics);
     }
+
+    /**
+     * @param addresses fi_addr of rank r's channel c in local channel c's AV: {@code addresses[r][c]} (own rank: 0)
+     * @param nics      rank r's NIC (fabric domain) of channel c: {@code nics[r][c]}
+     */
+    record Peers(long[][] addresses, String[][] nics) {}
 
     /**
      * Channel c of {@code rank} and of each peer must be on one rail. A rail is a fabric as the

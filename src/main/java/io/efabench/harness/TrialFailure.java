@@ -24,7 +24,7 @@ final class TrialFailure {
      * ("Transport endpoint is not connected") and on the rendezvous a moment later. What the
      * providers wrote to the channels' event queues is appended.
      */
-    static RuntimeException fail(RuntimeException e, int peerHint, RankGroup group, Channel[] channels) {
+    static RuntimeException fail(RuntimeException e, int peerHint, RankGroup group, Channel[] channels, TrialPaths paths) {
         if (channels != null) {
             for (Channel c : channels) {
                 if (c != null) {
@@ -33,6 +33,11 @@ final class TrialFailure {
             }
         }
         String message = e.getMessage() != null ? e.getMessage() : e.toString();
+        int waitedFor = e instanceof BenchmarkSetupException b ? b.peer() : -1;
+        if (paths != null && (waitedFor >= 0 || e instanceof FabricException)) {
+            // A wait that ran out, or the provider's error: which channel, which NICs (before the line goes out to the group).
+            message += paths.report(waitedFor >= 0 ? waitedFor : peerHint);
+        }
         if (e instanceof FabricException) {
             int rank = group.rank();
             int peerRank = peerHint >= 0 ? peerHint : group.size() == 2 ? 1 - rank : rank != 0 ? 0 : -1;
@@ -44,7 +49,7 @@ final class TrialFailure {
         message += providerErrors(channels);
         group.abort(message);
         return e instanceof RankException || e instanceof FabricException || !message.equals(e.getMessage())
-                ? new BenchmarkSetupException(message) : e;
+                ? new BenchmarkSetupException(message, waitedFor) : e;
     }
 
     /**

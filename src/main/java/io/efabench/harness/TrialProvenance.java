@@ -109,6 +109,7 @@ final class TrialProvenance {
                 : "none (tcp/shm, or no RDMA byte counters in sysfs for these NICs): no nic_bytes_ratio");
         facts.put("ranks", t.size);
         facts.put("waits_yield", Deadline.yieldsWhenIdle());
+        facts.put("writes_in_flight", t.paced != null ? t.paced : "as planned");
         facts.put("rank_source", t.env.source());
         Provenance.record("fabric-" + t.trialTag, facts);
     }

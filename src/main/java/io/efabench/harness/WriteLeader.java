@@ -44,7 +44,7 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
         this.src = src;
         this.srcMr = src.regions();
         this.dstOf = dstOf;
-        this.deadline = new Deadline(t.group, t.timeout);
+        this.deadline = t.deadline();
         int n = plan.ops();
         injectOp = new boolean[n];
         lastOpTo = new int[t.size];

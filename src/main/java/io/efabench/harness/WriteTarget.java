@@ -18,10 +18,15 @@ final class WriteTarget {
         this.t = w.t;
         this.dst = dst;
         int fromLeader = 0;
+        int[] onChannel = new int[t.channelCount()];
         for (int i = 0; i < w.plan.ops(); i++) {
-            fromLeader += w.plan.peer[i] == t.rank ? 1 : 0;
+            if (w.plan.peer[i] == t.rank) {
+                fromLeader++;
+                onChannel[w.plan.channel[i]]++;
+            }
         }
         follower = new Follower(t, fromLeader, w.credits, w.ackEvery, w.unservedPerChannel());
+        follower.expectOnChannels(onChannel);
     }
 
     /** Iteration teardown: serve up to END, clear, then serve and verify the checked pass, slot by slot. */

@@ -37,9 +37,13 @@ public final class RankGroup implements AutoCloseable {
     /** Leader: one per follower (index 0 null). Follower: index 0 is the leader, the rest null. */
     private final Link[] links;
     private final String[] names;
+    /** Each rank's host, as it reported itself. */
+    private final String[] hosts;
     /** Each rank's pid where it shares this host, else -1: what the call board lists. */
     private final long[] pidsOnThisHost;
     private final AtomicLongArray signals = new AtomicLongArray(SLOTS);
+    /** Rank 0: each follower's latest note ({@link #note}). */
+    private final java.util.concurrent.atomic.AtomicReferenceArray<Note> notes;
     /** Published failure reason: what checkAlive() and the waits throw. */
     private volatile String failure;
 
@@ -109,10 +113,13 @@ public final class RankGroup implements AutoCloseable {
         this.links = links;
         int n = env.worldSize();
         this.names = new String[n];
+        this.hosts = new String[n];
+        this.notes = new java.util.concurrent.atomic.AtomicReferenceArray<>(n);
         this.pidsOnThisHost = new long[n];
         String here = hostname();
         for (int r = 0; r < n; r++) {
             pidsOnThisHost[r] = members[r].host().equals(here) ? members[r].pid() : -1;
+            hosts[r] = members[r].host();
             names[r] = r == 0 && !env.isLeader()
                     ? "rank 0 (leader) at " + env.masterAddr() + ":" + env.masterPort()
                     : members[r].who();
@@ -160,6 +167,11 @@ public final class RankGroup implements AutoCloseable {
     /** The pid of {@code rank} when it runs on this host (as the rendezvous reported it), else -1. */
     public long pidOnThisHost(int rank) {
         return pidsOnThisHost[rank];
+    }
+
+    /** The host {@code rank} runs on, as it reported itself to the rendezvous. */
+    public String host(int rank) {
+        return hosts[rank];
     }
 
     /** "rank 1 (host h pid 123)", for messages about a peer. */
@@ -265,6 +277,25 @@ public final class RankGroup implements AutoCloseable {
             }
         }
     }
+
+    /**
+     * A follower tells rank 0 what a wait of its that stalled sees (which channel, which NIC is
+     * down), so rank 0's failure line can carry it. Best effort, off the hot path; rank 0's own
+     * note goes nowhere.
+     */
+    public void note(String text) {
+        if (!isLeader()) {
+            sendTo(0, Link.NOTE, Link.text(text));
+        }
+    }
+
+    /** Rank 0: the latest note of {@code rank} if it came at most {@code maxAgeNanos} ago, else null. */
+    public String noteOf(int rank, long maxAgeNanos) {
+        Note n = notes.get(rank);
+        return n == null || System.nanoTime() - n.at() > maxAgeNanos ? null : n.text();
+    }
+
+    private record Note(String text, long at) {}
 
     /** The latest value of {@code slot}, or Long.MIN_VALUE before the first signal. A volatile read. */
     public long signalled(int slot) {
@@ -490,6 +521,7 @@ public final class RankGroup implements AutoCloseable {
                     case Link.SIGNAL -> onSignal(in);
                     case Link.ABORT -> fail(Link.readString(in), peer);
                     case Link.BYE -> onBye(peer);
+                    case Link.NOTE -> notes.set(peer, new Note(Link.readString(in), System.nanoTime()));
                     default -> throw new IOException("unknown frame kind " + frame.kind());
                 }
             }

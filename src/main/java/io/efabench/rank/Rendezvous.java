@@ -48,6 +48,26 @@ final class Rendezvous {
         }
     }
 
+    /**
+     * "; the route to it leaves through NIC mgmt0 (198.19.0.2), whose link is down": the local
+     * interface the kernel picks for {@code host} (a UDP connect sends nothing) and its state, for
+     * the line of a rendezvous that could not be reached; empty when unknown.
+     */
+    static String route(String host) {
+        try (java.net.DatagramSocket probe = new java.net.DatagramSocket()) {
+            probe.connect(new InetSocketAddress(java.net.InetAddress.getByName(host), 9));
+            java.net.InetAddress local = probe.getLocalAddress();
+            java.net.NetworkInterface nic = local == null ? null : java.net.NetworkInterface.getByInetAddress(local);
+            if (nic == null) {
+                return "; no route to it from this node";
+            }
+            return "; the route to it leaves through NIC " + nic.getName() + " (" + local.getHostAddress() + "), whose link is "
+                    + (nic.isUp() ? "up" : "down");
+        } catch (IOException | RuntimeException e) {
+            return "; no route to it from this node (" + (e.getMessage() != null ? e.getMessage() : e) + ")";
+        }
+    }
+
     static Member self(RankEnv env, String key) {
         return new Member(env.rank(), env.worldSize(), key, hostname(), ProcessHandle.current().pid());
     }
@@ -63,7 +83,7 @@ final class Rendezvous {
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 throw new RankException(prefix + "could not reach rank 0 at " + where + " for " + key
-                        + " within " + seconds(timeout) + " (last error: " + lastError + ")");
+                        + " within " + seconds(timeout) + " (last error: " + lastError + ")" + route(env.masterAddr()));
             }
             Socket socket = new Socket();
             Link link = null;

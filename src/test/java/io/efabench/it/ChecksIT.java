@@ -83,7 +83,7 @@ class ChecksIT {
                 env.put("EFABENCH_TEST_DROP_WRITE", "2");
             }
         });
-        assertAllFail(r, "rank 2: waiting for the writes of the checked round \\(round \\d+\\) with rank 0 did not"
+        assertAllFail(r, "rank 2: waiting for the writes of the checked round \\(round \\d+\\) with rank 0 \\(node [^)]+\\) did not"
                 + " complete within 5 s \\(EFABENCH_TIMEOUT_S\\); \\d+ of the \\d+ planned writes arrived");
     }
 
@@ -102,7 +102,7 @@ class ChecksIT {
                 env.put("EFABENCH_TEST_EQ_ERROR", "1");
             }
         });
-        assertAllFail(r, "rank 2: waiting for the writes of the checked round \\(round \\d+\\) with rank 0 did not"
+        assertAllFail(r, "rank 2: waiting for the writes of the checked round \\(round \\d+\\) with rank 0 \\(node [^)]+\\) did not"
                 + " complete within 5 s .*; provider error on shm \\S+ \\(event queue\\): Input/output error \\(prov_errno 4102\\)");
     }
 

@@ -3,13 +3,11 @@ package io.efabench.it;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -25,8 +23,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import com.google.gson.JsonArray;
-import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 
@@ -39,9 +35,7 @@ import com.google.gson.JsonParser;
  * Skipped, saying why, where this is not root or the tools are missing (.ci/run installs them).
  */
 class ClusterInABoxIT {
-    private static final Path SCRIPT = Path.of("run-jmh.sh").toAbsolutePath();
-    /** The testbed's names: efb-n1, ... (EFABENCH_TESTBED_NAME, as the script reads it, for a second one beside). */
-    private static final String TB = System.getenv().getOrDefault("EFABENCH_TESTBED_NAME", "efb");
+    private static final String TB = Testbed.TB;
     private static final String RATE = "400mbit";
     private static final double RATE_GBPS = 0.4;
     private static final int NODES = 4;
@@ -63,18 +57,35 @@ class ClusterInABoxIT {
     @TempDir
     Path results;
 
+    private Testbed bed() {
+        return new Testbed(results);
+    }
+
+    private static String run(int seconds, String... args) throws Exception {
+        return Testbed.run(seconds, args);
+    }
+
+    private Process onNode(String node, Map<String, String> env, List<String> command, Path log) throws IOException {
+        return bed().onNode(node, env, command, log);
+    }
+
+    private int[] torchrun(String id, String[] nodes, Map<Integer, Map<String, String>> extraEnv, List<String> jmh)
+            throws Exception {
+        return bed().torchrun(id, nodes, extraEnv, jmh);
+    }
+
+    private String logs(String id) throws IOException {
+        return bed().logs(id);
+    }
+
+    private static Map<String, Map<String, Double>> figures(Path run) throws IOException {
+        return Testbed.figures(run);
+    }
+
     @BeforeAll
     static void up() throws Exception {
-        Process id = new ProcessBuilder("id", "-u").start();
-        if (!new String(id.getInputStream().readAllBytes()).trim().equals("0")) {
-            skip = "the testbed needs root (network namespaces, veth, tc)";
-        } else {
-            for (String tool : List.of("ip", "tc", "nsenter", "slurmd", "slurmctld", "srun", "munged", "mpirun", "fi_pingpong")) {
-                if (skip == null && !Ranks.onPath(tool)) {
-                    skip = "no " + tool + " here (.ci/run installs iproute2, slurm-wlm, munge, openmpi-bin, libfabric-bin)";
-                }
-            }
-        }
+        skip = Testbed.skipReason(List.of("ip", "tc", "nsenter", "slurmd", "slurmctld", "srun", "munged", "mpirun",
+                "fi_pingpong"));
         if (skip != null) {
             return;
         }
@@ -108,108 +119,10 @@ class ClusterInABoxIT {
         Assumptions.assumeTrue(skip == null, skip);
     }
 
-    /** {@code ./run-jmh.sh ARGS...} to its end, output returned; fails past {@code seconds}. */
-    private static String run(int seconds, String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString()));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-        byte[] out = p.getInputStream().readAllBytes();
-        if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            fail("still running after " + seconds + " s: " + cmd);
-        }
-        return new String(out);
-    }
-
-    /** A command run on testbed node {@code node} ({@code efb-n1}, {@code efb-head}), output to {@code log}. */
-    private Process onNode(String node, Map<String, String> env, List<String> command, Path log) throws IOException {
-        List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString(), "testbed", "exec", node, "env"));
-        env.forEach((k, v) -> cmd.add(k + "=" + v));
-        cmd.addAll(command);
-        ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile());
-        Map<String, String> e = pb.environment();
-        for (String v : List.of("RANK", "WORLD_SIZE", "SLURM_PROCID", "SLURM_JOB_ID", "OMPI_COMM_WORLD_RANK", "MASTER_PORT",
-                "MASTER_ADDR", "FI_PROVIDER", "EFABENCH_NICS", "FABRIC_LINK_GBPS", "EFABENCH_LOOPBACK")) {
-            e.remove(v);
-        }
-        e.put("EFABENCH_JAR", Ranks.JAR.toAbsolutePath().toString());
-        e.put("EFABENCH_RESULTS", results.toString());
-        return pb.start();
-    }
-
     private static List<String> args(String... jmh) {
         List<String> a = new ArrayList<>(List.of(jmh));
         a.addAll(TIMING);
         return a;
-    }
-
-    /**
-     * Ranks started as a user with torchrun-style variables would, rank r on node {@code nodes[r]};
-     * every rank's exit status, the run folder {@code id}.
-     */
-    private int[] torchrun(String id, String[] nodes, Map<Integer, Map<String, String>> extraEnv, List<String> jmh)
-            throws Exception {
-        int port = Ranks.freePort();
-        Map<String, Integer> perNode = new TreeMap<>();
-        for (String n : nodes) {
-            perNode.merge(n, 1, Integer::sum);
-        }
-        Map<String, Integer> seen = new TreeMap<>();
-        int[] localRank = new int[nodes.length];
-        for (int r = 0; r < nodes.length; r++) {
-            localRank[r] = seen.merge(nodes[r], 1, Integer::sum) - 1;
-        }
-        List<Process> ps = new ArrayList<>();
-        List<Path> logs = new ArrayList<>();
-        for (int r = nodes.length - 1; r >= 0; r--) {
-            Map<String, String> env = new LinkedHashMap<>(Map.of("RANK", Integer.toString(r), "WORLD_SIZE",
-                    Integer.toString(nodes.length), "LOCAL_RANK", Integer.toString(localRank[r]),
-                    "LOCAL_WORLD_SIZE", Integer.toString(perNode.get(nodes[r])), "MASTER_ADDR", nodes[0], "MASTER_PORT",
-                    Integer.toString(port), "EFABENCH_RUN_ID", id, "EFABENCH_TIMEOUT_S", "30"));
-            env.putAll(extraEnv.getOrDefault(r, Map.of()));
-            List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString()));
-            cmd.addAll(jmh);
-            Path log = results.resolve(id + "-rank" + r + ".out");
-            logs.addFirst(log);
-            ps.addFirst(onNode(nodes[r], env, cmd, log));
-        }
-        int[] codes = new int[nodes.length];
-        for (int r = 0; r < nodes.length; r++) {
-            codes[r] = Ranks.awaitExit(ps.get(r), logs.get(r), 400);
-        }
-        return codes;
-    }
-
-    private String logs(String id) throws IOException {
-        StringBuilder b = new StringBuilder();
-        try (Stream<Path> s = Files.list(results)) {
-            for (Path p : s.filter(p -> p.getFileName().toString().startsWith(id) && p.toString().endsWith(".out")).sorted()
-                    .toList()) {
-                String text = Files.readString(p);
-                b.append("== ").append(p.getFileName()).append('\n').append(text, Math.max(0, text.length() - 3000), text.length());
-            }
-        }
-        return b.toString();
-    }
-
-    /** Rank 0's figures per "benchmark config [completion]": metric -> score. */
-    private static Map<String, Map<String, Double>> figures(Path run) throws IOException {
-        JsonArray json = JsonParser.parseString(Files.readString(run.resolve("jmh.json"))).getAsJsonArray();
-        Map<String, Map<String, Double>> out = new LinkedHashMap<>();
-        for (JsonElement e : json) {
-            JsonObject o = e.getAsJsonObject();
-            JsonObject params = o.getAsJsonObject("params");
-            String bench = o.get("benchmark").getAsString().replaceAll(".*\\.(\\w+Benchmark)\\..*", "$1");
-            String key = bench + " " + params.get("config").getAsString()
-                    + (params.has("completion") ? " " + params.get("completion").getAsString() : "")
-                    + (bench.equals("SendRecvBenchmark") ? " " + params.get("size").getAsString() : "");
-            Map<String, Double> m = new TreeMap<>();
-            for (Map.Entry<String, JsonElement> s : o.getAsJsonObject("secondaryMetrics").entrySet()) {
-                m.put(s.getKey(), s.getValue().getAsJsonObject().get("score").getAsDouble());
-            }
-            out.put(key, m);
-        }
-        return out;
     }
 
     /**
@@ -362,7 +275,7 @@ class ClusterInABoxIT {
             double[] goodput = links();
             Path log = results.resolve("srun-a2a.out");
             Process p = onNode(TB + "-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())), args("srun", "-N",
-                    Integer.toString(NODES), "--ntasks-per-node=1", "bash", SCRIPT.toString(), "AllToAllBenchmark", "-p",
+                    Integer.toString(NODES), "--ntasks-per-node=1", "bash", Testbed.SCRIPT.toString(), "AllToAllBenchmark", "-p",
                     "config=SinglePin,MultiPin", "-p", "size=1M", "-p", "window=4"), log);
             int code = Ranks.awaitExit(p, log, 400);
             String out = Files.readString(log);
@@ -396,7 +309,7 @@ class ClusterInABoxIT {
         assumeUp();
         Path log = results.resolve("srun-8.out");
         Process p = onNode(TB + "-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())), List.of("srun", "-N",
-                Integer.toString(NODES), "--ntasks-per-node=2", "--overcommit", "bash", SCRIPT.toString(), "AllToAllBenchmark",
+                Integer.toString(NODES), "--ntasks-per-node=2", "--overcommit", "bash", Testbed.SCRIPT.toString(), "AllToAllBenchmark",
                 "-p", "config=SinglePin", "-p", "size=64K", "-wi", "1", "-w", "500ms", "-i", "1", "-r", "1s", "-f", "1"), log);
         int code = Ranks.awaitExit(p, log, 400);
         String out = Files.readString(log);
@@ -416,7 +329,7 @@ class ClusterInABoxIT {
                 "--mca", "plm_rsh_agent", Path.of("testbed/rsh-agent").toAbsolutePath().toString(), "--mca",
                 "oob_tcp_if_include", "198.19.0.0/24", "--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "198.19.0.0/24",
                 "-x", "EFABENCH_JAR", "-x", "EFABENCH_RESULTS", "-x", "MASTER_ADDR=" + TB + "-n1", "-x", "MASTER_PORT="
-                        + Ranks.freePort(), "bash", SCRIPT.toString(), "WriteBenchmark", "-p", "config=SinglePin", "-p",
+                        + Ranks.freePort(), "bash", Testbed.SCRIPT.toString(), "WriteBenchmark", "-p", "config=SinglePin", "-p",
                 "size=256K", "-p", "completion=remote", "-wi", "1", "-w", "500ms", "-i", "1", "-r", "1s", "-f", "1"), log);
         int code = Ranks.awaitExit(p, log, 300);
         String out = Files.readString(log);

@@ -31,13 +31,20 @@ public final class Follower implements WriteEngine.Sink {
     public Follower(FabricTrial t, int fromLeader, int lag, int ackEvery, long[] unservedPerChannel) {
         this.t = t;
         this.ackEvery = Math.max(1, ackEvery);
-        this.deadline = new Deadline(t.group, t.timeout);
+        this.deadline = t.deadline();
         int[] expected = new int[t.size];
         expected[0] = fromLeader;
         // The leader posts round r only once this rank acked r - lag: rounds in flight are
         // served + 1 .. served + lag.
         arrivals = new ArrivalCounter(t.rank, expected, 2 * lag);
         engine = new WriteEngine(t, new int[t.channelCount()], true, unservedPerChannel, 1, this);
+    }
+
+    /** For failure lines: rank 0's plan sends this rank {@code perChannel[c]} writes per round on channel c. */
+    public void expectOnChannels(int[] perChannel) {
+        int[][] planned = new int[t.size][perChannel.length];
+        planned[0] = perChannel.clone();
+        engine.expectArrivals(arrivals, planned);
     }
 
     /** Untimed, after the start barrier: serve one round and ack everything served. */
@@ -68,7 +75,7 @@ public final class Follower implements WriteEngine.Sink {
                     deadline.check(what, 0, next);
                 }
             } catch (BenchmarkSetupException e) {
-                throw new BenchmarkSetupException(e.getMessage() + "; " + arrivals.missing());
+                throw e.with("; " + arrivals.missing());
             }
         }
         handled = next;

@@ -8,6 +8,8 @@ import io.efabench.fabric.RemoteRegion;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.Deadline;
 import io.efabench.harness.FabricTrial;
+import io.efabench.harness.StallWitness;
+import io.efabench.harness.TrialPaths;
 
 import org.openjdk.jmh.annotations.CompilerControl;
 
@@ -19,7 +21,7 @@ import org.openjdk.jmh.annotations.CompilerControl;
  * channel; which rounds are in flight is the scheduler's ({@link RoundPipeline}). Allocation-free
  * after construction.
  */
-public final class WriteEngine {
+public final class WriteEngine implements StallWitness {
     /** Write contexts are 0..{@link #MAX_CONTEXTS}-1, the ack send uses {@link #ACK_CTX}, control slots start at {@link #SLOT_BASE}. */
     static final int SLOT_BASE = 512;
     static final int ACK_CTX = SLOT_BASE - 1;
@@ -50,12 +52,21 @@ public final class WriteEngine {
     private final int[][] freeCtx;
     private final int[] freeTop;
     private final int[][] tagOf;
+    /** The peer each context's operation went to, for a failure line. */
+    private final int[][] peerOf;
+    /** Writes with immediate data that landed here per channel and sender, for a failure line. */
+    private final long[][] arrivedOn;
+    /** What {@link #expectArrivals} told: the counter of served rounds and each sender's writes per round per channel. */
+    private ArrivalCounter served;
+    private int[][] plannedOn;
     private final int injectPollEvery;
     private int injectedSincePoll;
     private int sendsPending;
 
     /**
-     * @param contexts          write contexts per channel (at most {@link #MAX_CONTEXTS})
+     * @param contexts          writes the workload may have in flight per channel; above {@link #MAX_CONTEXTS} the
+     *                          engine paces: it holds that many in flight and posts the rest as completions free
+     *                          contexts (said once, on rank 0, and in provenance)
      * @param acks              whether acks travel (receive slots on channel 0)
      * @param unservedPerChannel most writes with immediate data a channel may hold unserved at this rank
      *                          (receives consumed under FI_RX_CQ_DATA); at most {@link #SLOTS}
@@ -67,24 +78,26 @@ public final class WriteEngine {
         this.channels = t.channels();
         this.sink = sink;
         this.comp = t.completion;
-        this.deadline = new Deadline(t.group, t.timeout);
+        this.deadline = t.deadline();
         this.injectPollEvery = Math.max(1, injectPollEvery);
         int nch = channels.length;
         freeCtx = new int[nch][];
         tagOf = new int[nch][];
+        peerOf = new int[nch][];
+        arrivedOn = new long[nch][t.size];
         freeTop = new int[nch];
         slots = new ControlSlots[nch];
+        int wanted = 0;
         for (int c = 0; c < nch; c++) {
-            if (contexts[c] > MAX_CONTEXTS) {
-                throw new BenchmarkSetupException(contexts[c] + " writes could be in flight on channel " + c + "; at most "
-                        + MAX_CONTEXTS + " (use a smaller window, fewer ranks or more channels)");
+            wanted = Math.max(wanted, contexts[c]);
+            int n = Math.min(contexts[c], MAX_CONTEXTS);
+            freeCtx[c] = new int[n];
+            tagOf[c] = new int[n];
+            peerOf[c] = new int[n];
+            for (int k = 0; k < n; k++) {
+                freeCtx[c][k] = n - 1 - k;
             }
-            freeCtx[c] = new int[contexts[c]];
-            tagOf[c] = new int[contexts[c]];
-            for (int k = 0; k < contexts[c]; k++) {
-                freeCtx[c][k] = contexts[c] - 1 - k;
-            }
-            freeTop[c] = contexts[c];
+            freeTop[c] = n;
             boolean consumes = channels[c].rxCqDataConsumesRecv();
             if (consumes && unservedPerChannel[c] > SLOTS) {
                 throw new BenchmarkSetupException(unservedPerChannel[c] + " writes could be unserved on channel " + c + " ("
@@ -95,6 +108,20 @@ public final class WriteEngine {
                 slots[c] = ControlSlots.open(t, c, SLOT_BASE, SLOTS);
             }
         }
+        if (wanted > MAX_CONTEXTS) {
+            t.notePaced(wanted, MAX_CONTEXTS);
+        }
+        t.paths().watch(this);
+    }
+
+    /**
+     * For failure lines: {@code counter} serves the rounds, and sender s's plan sends this rank
+     * {@code perRound[s][c]} writes per round on channel c; a failed wait then names the channels
+     * whose planned writes have not all arrived.
+     */
+    public void expectArrivals(ArrivalCounter counter, int[][] perRound) {
+        served = counter;
+        plannedOn = perRound;
     }
 
     /**
@@ -146,6 +173,7 @@ public final class WriteEngine {
         }
         int ctx = freeCtx[c][--freeTop[c]];
         tagOf[c][ctx] = tag;
+        peerOf[c][ctx] = peer;
         return ctx;
     }
 
@@ -165,6 +193,7 @@ public final class WriteEngine {
         }
         freeTop[c]--;
         tagOf[c][ctx] = tag;
+        peerOf[c][ctx] = peer;
         return true;
     }
 
@@ -266,7 +295,12 @@ public final class WriteEngine {
 
     private void handle(int c) {
         if (comp.isRemoteWrite()) {
-            sink.arrived(comp.data());
+            long data = comp.data();
+            int sender = Immediate.sender(data);
+            if (sender < arrivedOn[c].length) {
+                arrivedOn[c][sender]++;
+            }
+            sink.arrived(data);
             ControlSlots s = slots[c];
             if (s != null && channels[c].rxCqDataConsumesRecv() && s.owns(comp.context())) {
                 s.repost(comp.context());
@@ -287,5 +321,46 @@ public final class WriteEngine {
             freeCtx[c][freeTop[c]++] = ctx;
             sink.rmaDone(tagOf[c][ctx]);
         }
+    }
+
+    /**
+     * Per channel: this rank's operations to {@code peer} (-1: to any) posted and not completed,
+     * and the writes {@code peer}'s plan sent on it through the round being served that have not
+     * arrived. Channels with neither are left out.
+     */
+    @Override
+    public String stalled(int peer, TrialPaths paths) {
+        StringBuilder b = new StringBuilder();
+        for (int c = 0; c < channels.length; c++) {
+            int n = freeCtx[c].length;
+            boolean[] free = new boolean[n];
+            for (int k = 0; k < freeTop[c]; k++) {
+                free[freeCtx[c][k]] = true;
+            }
+            int[] posted = new int[t.size];
+            for (int ctx = 0; ctx < n; ctx++) {
+                if (!free[ctx]) {
+                    posted[peerOf[c][ctx]]++;
+                }
+            }
+            for (int p = 0; p < t.size; p++) {
+                if (posted[p] > 0 && (peer < 0 || p == peer)) {
+                    b.append("; ").append(paths.channel(c, p)).append(": ").append(posted[p])
+                            .append(posted[p] == 1 ? " operation" : " operations").append(" to rank ").append(p)
+                            .append(" posted and not completed");
+                }
+            }
+            if (served != null && plannedOn != null) {
+                long through = served.served() + 1;
+                for (int p = 0; p < t.size; p++) {
+                    long missing = plannedOn[p][c] * through - arrivedOn[c][p];
+                    if (missing > 0 && (peer < 0 || p == peer)) {
+                        b.append("; ").append(paths.channel(c, p)).append(": ").append(missing).append(" of rank ").append(p)
+                                .append("'s writes through round ").append(through).append(" not arrived");
+                    }
+                }
+            }
+        }
+        return b.toString();
     }
 }
