@@ -232,7 +232,9 @@ start_slurm() {
     local dir=$STATE/slurm conf cpus i
     mkdir -p "$dir/state" "$dir/log"
     conf=$dir/slurm.conf
-    cpus=$(nproc)
+    # Emulated nodes claim at least 16 CPUs (config_overrides: slurmd takes the claim, not the
+    # hardware), so srun places a p5-like 8 or 16 tasks per node; the ranks' waits yield anyway.
+    cpus=$(( $(nproc) > 16 ? $(nproc) : 16 ))
     cat >"$conf" <<EOF
 ClusterName=efabench-testbed
 SlurmctldHost=$HEAD(198.19.0.254)
@@ -244,6 +246,7 @@ SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
 SlurmUser=root
 SlurmdUser=root
+SlurmdParameters=config_overrides
 ReturnToService=2
 SchedulerType=sched/builtin
 JobAcctGatherType=jobacct_gather/none

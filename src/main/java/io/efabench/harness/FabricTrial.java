@@ -76,12 +76,15 @@ public final class FabricTrial implements AutoCloseable {
             throw new BenchmarkSetupException(benchmark + " runs one thread per rank; drop -t " + bp.getThreads());
         }
         resources.push(TrialResources.Tier.MEMORY, arena);
+        long opened = System.nanoTime();
         int requested = TrialChecks.parseChannels(channelsParam);
         TrialJoin joined = TrialJoin.join(benchmark, minRanks, TrialKey.of(bp),
                 "start it with ./run-jmh.sh --ranks N or under srun/mpirun/torchrun");
         env = joined.env();
         timeout = joined.timeout();
         group = joined.group();
+        joinedNanos = System.nanoTime() - opened;
+        openedAt = opened;
         rank = group.rank();
         size = group.size();
         iterations = new TrialIterations(group);
@@ -304,6 +307,10 @@ public final class FabricTrial implements AutoCloseable {
         return TrialFailure.fail(e, peerHint, group, channels, paths);
     }
 
+    /** How long forming the rank group took (the rendezvous: every rank started and joined), and when the trial began. */
+    final long joinedNanos;
+    final long openedAt;
+
     /** "wanted / held": writes the plan would have in flight per channel and what the engine holds (paced); null when not paced. */
     String paced;
 
@@ -314,7 +321,7 @@ public final class FabricTrial implements AutoCloseable {
      */
     public void notePaced(int wanted, int held) {
         if (paced == null && rank == 0) {
-            System.out.println("# efabench: " + config + ": the window would put " + wanted + " writes in flight on a channel"
+            System.out.println("# efabench: " + config + ": the window would put " + wanted + " operations in flight on a channel"
                     + " (window x targets x chunks); the engine holds at most " + held + " and posts the rest as completions"
                     + " free room (paced)");
         }

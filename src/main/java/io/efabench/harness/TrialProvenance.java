@@ -110,6 +110,11 @@ final class TrialProvenance {
         facts.put("ranks", t.size);
         facts.put("waits_yield", Deadline.yieldsWhenIdle());
         facts.put("writes_in_flight", t.paced != null ? t.paced : "as planned");
+        // How setup and this rank's memory grow with the rank count (README "Rank counts").
+        facts.put("rendezvous_ms", t.joinedNanos / 1_000_000);
+        facts.put("setup_ms", (System.nanoTime() - t.openedAt) / 1_000_000);
+        facts.put("buffer_bytes", t.buffers.stream().mapToLong(TrialBuffer::byteSize).sum());
+        facts.put("rss_mib", residentMib());
         facts.put("rank_source", t.env.source());
         Provenance.record("fabric-" + t.trialTag, facts);
     }
@@ -135,6 +140,20 @@ final class TrialProvenance {
                         + emulated + "): Write, AllToAll and Proxy figures measure that, not device RDMA");
             }
         }
+    }
+
+    /** This process's resident memory now (VmRSS of /proc/self/status), MiB; -1 where unknown. */
+    private static long residentMib() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024;
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            // not Linux: unknown
+        }
+        return -1;
     }
 
     /** The value all channels share, or a list of each channel's. */
