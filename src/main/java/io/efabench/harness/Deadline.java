@@ -78,8 +78,7 @@ public final class Deadline {
      */
     public Deadline start() {
         if (stalledOp != null) {
-            stalls.resumed(stalledOp, stalledPeer, stalledRound, lastClock - armedAt);
-            stalledOp = null;
+            resumed();
         }
         expiresAt = UNARMED;
         spins = 0;
@@ -103,24 +102,37 @@ public final class Deadline {
             Thread.yield();
         }
         if ((++spins & 4095) == 0) {
-            long now = System.nanoTime();
-            lastClock = now;
-            if (expiresAt == UNARMED) {
-                armedAt = now;
-                expiresAt = now + budgetNanos;
-            } else if (now - expiresAt > 0) {
-                stalledOp = null; // a failure, not a resumption
-                throw new BenchmarkSetupException("rank " + (group != null ? group.rank() : -1) + ": " + operation
-                        + (round >= 0 ? " (round " + round + ")" : "") + " with " + peer(peer)
-                        + " did not complete within " + budgetNanos / 1_000_000_000L + " s (EFABENCH_TIMEOUT_S)", peer);
-            } else if (stalls != null && stalledOp == null && now - armedAt > budgetNanos / 4) {
-                stalledOp = operation;
-                stalledPeer = peer;
-                stalledRound = round;
-                stalls.stalled(operation, peer, round, now - armedAt);
-            }
+            tick(operation, peer, round);
         }
         return true;
+    }
+
+    /**
+     * Every 4096th spin: the clock. Out of line, so that {@link #check} stays small enough to be
+     * inlined into every wait loop (its rare branches grew with the stall notices).
+     */
+    private void tick(String operation, int peer, long round) {
+        long now = System.nanoTime();
+        lastClock = now;
+        if (expiresAt == UNARMED) {
+            armedAt = now;
+            expiresAt = now + budgetNanos;
+        } else if (now - expiresAt > 0) {
+            stalledOp = null; // a failure, not a resumption
+            throw new BenchmarkSetupException("rank " + (group != null ? group.rank() : -1) + ": " + operation
+                    + (round >= 0 ? " (round " + round + ")" : "") + " with " + peer(peer)
+                    + " did not complete within " + budgetNanos / 1_000_000_000L + " s (EFABENCH_TIMEOUT_S)", peer);
+        } else if (stalls != null && stalledOp == null && now - armedAt > budgetNanos / 4) {
+            stalledOp = operation;
+            stalledPeer = peer;
+            stalledRound = round;
+            stalls.stalled(operation, peer, round, now - armedAt);
+        }
+    }
+
+    private void resumed() {
+        stalls.resumed(stalledOp, stalledPeer, stalledRound, lastClock - armedAt);
+        stalledOp = null;
     }
 
     /** "rank 1 (node n2)", or "rank 1" without a group. */

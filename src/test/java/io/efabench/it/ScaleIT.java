@@ -42,21 +42,14 @@ class ScaleIT {
 
     @BeforeAll
     static void up() throws Exception {
-        skip = Testbed.skipReason(List.of("ip", "tc", "nsenter", "slurmd", "slurmctld", "srun", "munged"));
-        if (skip == null) {
-            // 1 Gbit NICs: the 2 cores, not the links, bound 16 ranks' rounds here.
-            String out = Testbed.run(120, "testbed", "up", "--nodes", Integer.toString(NODES), "--rails", "2", "--rate", "1gbit",
-                    "--slurm");
-            assertTrue(out.contains("testbed: up:"), out);
-        }
+        // 1 Gbit NICs: the 2 cores, not the links, bound 16 ranks' rounds here.
+        skip = Testbed.upUnlessSkipped(List.of("ip", "tc", "nsenter", "slurmd", "slurmctld", "srun", "munged"), "--nodes",
+                Integer.toString(NODES), "--rails", "2", "--rate", "1gbit", "--slurm");
     }
 
     @AfterAll
     static void down() throws Exception {
-        if (skip == null) {
-            String out = Testbed.run(120, "testbed", "down");
-            assertTrue(out.contains("nothing of the testbed is left"), out);
-        }
+        Testbed.downUnlessSkipped(skip);
     }
 
     /** The configs rank 0's jmh.json holds, in order. */

@@ -48,6 +48,26 @@ final class Testbed {
         return null;
     }
 
+    /** Brings the testbed up with {@code upArgs} unless it cannot run here; returns why not, or null. */
+    static String upUnlessSkipped(List<String> tools, String... upArgs) throws Exception {
+        String skip = skipReason(tools);
+        if (skip == null) {
+            List<String> args = new ArrayList<>(List.of("testbed", "up"));
+            args.addAll(List.of(upArgs));
+            String out = run(120, args.toArray(String[]::new));
+            org.junit.jupiter.api.Assertions.assertTrue(out.contains("testbed: up:"), out);
+        }
+        return skip;
+    }
+
+    /** Takes the testbed down (unless it was skipped), asserting nothing of it is left. */
+    static void downUnlessSkipped(String skip) throws Exception {
+        if (skip == null) {
+            String out = run(120, "testbed", "down");
+            org.junit.jupiter.api.Assertions.assertTrue(out.contains("nothing of the testbed is left"), out);
+        }
+    }
+
     /** {@code ./run-jmh.sh ARGS...} to its end, output returned; fails past {@code seconds}. */
     static String run(int seconds, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString()));

@@ -293,13 +293,18 @@ public final class WriteEngine implements StallWitness {
         return any;
     }
 
+    /** For failure lines only (a sender out of range is the sink's to refuse). */
+    private void countArrival(int c, long data) {
+        int sender = Immediate.sender(data);
+        if (sender < arrivedOn[c].length) {
+            arrivedOn[c][sender]++;
+        }
+    }
+
     private void handle(int c) {
         if (comp.isRemoteWrite()) {
             long data = comp.data();
-            int sender = Immediate.sender(data);
-            if (sender < arrivedOn[c].length) {
-                arrivedOn[c][sender]++;
-            }
+            countArrival(c, data);
             sink.arrived(data);
             ControlSlots s = slots[c];
             if (s != null && channels[c].rxCqDataConsumesRecv() && s.owns(comp.context())) {
