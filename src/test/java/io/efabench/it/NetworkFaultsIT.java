@@ -144,7 +144,9 @@ class NetworkFaultsIT {
 
     /** Both ranks failed (non-zero), each within the bar. */
     private static void allFailedInTime(Outcome o) {
-        allFailedInTime(o);
+        assertNotEquals(0, o.codes[0], o.all);
+        assertNotEquals(0, o.codes[1], o.all);
+        allExitedInTime(o);
     }
 
     private static void allExitedInTime(Outcome o) {
