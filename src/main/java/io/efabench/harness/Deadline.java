@@ -137,6 +137,6 @@ public final class Deadline {
 
     /** "rank 1 (node n2)", or "rank 1" without a group. */
     private String peer(int peer) {
-        return "rank " + peer + (group != null && peer >= 0 && peer < group.size() ? " (node " + group.host(peer) + ")" : "");
+        return group != null && peer >= 0 && peer < group.size() ? group.onNode(peer) : "rank " + peer;
     }
 }

@@ -118,8 +118,8 @@ public final class TrialPaths implements Deadline.Stalls {
     }
 
     private String wait(String operation, int peer, long round) {
-        return "rank " + group.rank() + ": " + operation + (round >= 0 ? " (round " + round + ")" : "") + " with rank " + peer
-                + (peer >= 0 && peer < theirs.length ? " (node " + group.host(peer) + ")" : "");
+        return "rank " + group.rank() + ": " + operation + (round >= 0 ? " (round " + round + ")" : "") + " with "
+                + (peer >= 0 && peer < theirs.length ? group.onNode(peer) : "rank " + peer);
     }
 
     private static String seconds(long nanos) {

@@ -40,7 +40,7 @@ final class Link implements AutoCloseable {
     static final byte ABORT = 7;
     /** either way: a normal close follows, so the EOF after it is not a death */
     static final byte BYE = 8;
-    /** follower -> leader: what a stalled wait of the follower sees (empty: the stall ended) */
+    /** follower -> leader: what a stalled wait of the follower sees */
     static final byte NOTE = 9;
 
     private final Socket socket;

@@ -174,6 +174,11 @@ public final class RankGroup implements AutoCloseable {
         return hosts[rank];
     }
 
+    /** "rank 1 (node h)": a peer and its node, for failure and stall lines. */
+    public String onNode(int rank) {
+        return "rank " + rank + " (node " + hosts[rank] + ")";
+    }
+
     /** "rank 1 (host h pid 123)", for messages about a peer. */
     public String describe(int rank) {
         return names[rank];
