@@ -42,7 +42,7 @@ import io.efabench.harness.Verdicts;
 import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankException;
 import io.efabench.rank.RankGroup;
-import io.efabench.report.Provenance;
+import io.efabench.provenance.ProvenanceFragments;
 
 /**
  * What every IpcBenchmark state shares: the rank group, this rank's GPU and stream, each rank's
@@ -326,7 +326,7 @@ final class IpcRig implements AutoCloseable {
             }
             facts.put("nvlink", links);
         }
-        Provenance.record("cuda-rank" + rank + "-" + tag, facts);
+        ProvenanceFragments.record("cuda-rank" + rank + "-" + tag, facts);
     }
 
     /** One line for the log: GPUs, driver, NVLink per pair. */

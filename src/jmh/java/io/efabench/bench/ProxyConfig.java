@@ -1,6 +1,6 @@
 package io.efabench.bench;
 
-import io.efabench.harness.engine.OpPlan.Layout;
+import io.efabench.harness.Layout;
 
 /**
  * ProxyBenchmark's configs. The seed's four: one channel or every channel (each request's bytes

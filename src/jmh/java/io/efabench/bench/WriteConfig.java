@@ -1,7 +1,7 @@
 package io.efabench.bench;
 
 import io.efabench.harness.MemoryKind;
-import io.efabench.harness.engine.OpPlan.Layout;
+import io.efabench.harness.Layout;
 
 /**
  * WriteBenchmark's and AllToAllBenchmark's configs, the seed's names: a layout (Single, Multi,

@@ -340,9 +340,16 @@ public final class Channel implements AutoCloseable {
         return v > 0 ? v : nic.maxMsgSize();
     }
 
-    /** Largest write carrying data to post in one operation: see {@link EndpointOptions#maxWrite}. */
-    public long maxWrite(long cap) {
-        return EndpointOptions.maxWrite(maxRmaAnswer, nic.maxMsgSize(), cap);
+    /**
+     * Writes carrying data are cut here at most (and at the endpoint's RMA limit where lower):
+     * efa-rdm splits larger writes into segments of min(1 GiB, the device's max_rdma_size)
+     * (efa_env.c:35, a constant, no environment variable; efa_rdm_ope.c:1570).
+     */
+    public static final long MAX_WRITE = 1L << 30;
+
+    /** Largest write carrying data to post in one operation: see {@link EndpointOptions#maxWrite}, at most {@link #MAX_WRITE}. */
+    public long maxWrite() {
+        return EndpointOptions.maxWrite(maxRmaAnswer, nic.maxMsgSize(), MAX_WRITE);
     }
 
     /** Largest write {@link InjectTarget#tryInject} takes: see {@link EndpointOptions#injectRmaSize}. */

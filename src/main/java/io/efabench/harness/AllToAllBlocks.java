@@ -3,7 +3,7 @@ package io.efabench.harness;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
 import io.efabench.harness.engine.Footprint;
-import io.efabench.harness.engine.OpPlan.Layout;
+import io.efabench.harness.Layout;
 
 /**
  * The memory of {@link AllToAllRounds} and what the checked pass does with it: {@code slots}

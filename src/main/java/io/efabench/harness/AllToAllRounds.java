@@ -6,7 +6,7 @@ import io.efabench.harness.engine.ArrivalCounter;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.OpPlan;
-import io.efabench.harness.engine.OpPlan.Layout;
+import io.efabench.harness.Layout;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.engine.WriteEngine;
 

@@ -158,8 +158,8 @@ public final class FabricTrial implements AutoCloseable {
      * The seed's BusBW(%) denominator for a layout: one NIC's link for Single, every channel's
      * NIC for Multi and RoundRobin (the seed divided RoundRobin by all of the rank's NICs, used or not).
      */
-    public double seedLinkGbps(io.efabench.harness.engine.OpPlan.Layout layout) {
-        if (layout == io.efabench.harness.engine.OpPlan.Layout.SINGLE) {
+    public double seedLinkGbps(Layout layout) {
+        if (layout == Layout.SINGLE) {
             return linkGbps(0);
         }
         return linkGbps(java.util.stream.IntStream.range(0, channels.length).toArray());
@@ -177,10 +177,10 @@ public final class FabricTrial implements AutoCloseable {
 
     /**
      * Largest write carrying data that {@code channel} posts in one operation: the endpoint's RMA
-     * limit and at most {@link io.efabench.harness.engine.OpPlan#MAX_WRITE} ({@link Channel#maxWrite}).
+     * limit and at most {@link Channel#MAX_WRITE} ({@link Channel#maxWrite}).
      */
     public long maxWrite(int channel) {
-        return channels[channel].maxWrite(io.efabench.harness.engine.OpPlan.MAX_WRITE);
+        return channels[channel].maxWrite();
     }
 
     /** Allocates a page-aligned buffer owned by this trial. */

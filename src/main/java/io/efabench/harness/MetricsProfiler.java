@@ -149,7 +149,7 @@ public final class MetricsProfiler implements InternalProfiler {
         if (t.invocationIsLatency()) { // pipelined rounds: an invocation's time is not a latency
             out.add(new Figure("lat_us", Figure.LAT_US, 0, t.transfersPerInvocation(), 0));
         }
-        Rounds.SeedRound seed = m.seedRound(); // the seed's unit, overlapping or not (the proxy's NBI rounds)
+        SeedRound seed = m.seedRound(); // the seed's unit, overlapping or not (the proxy's NBI rounds)
         if (seed != null) {
             out.add(new Figure(seed.metric(), Figure.LAT_US, 0, seed.perInvocation(), 0));
         }

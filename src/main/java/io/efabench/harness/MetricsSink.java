@@ -22,7 +22,7 @@ public final class MetricsSink {
     /** Collectives only: the ranks taking part (nccl-tests' busbw factor (N-1)/N). */
     private volatile int collectiveRanks;
     /** The seed's timing unit where the benchmark has one ({@link Rounds#seedRound}), else null. */
-    private volatile Rounds.SeedRound seedRound;
+    private volatile SeedRound seedRound;
     /** The seed's BusBW(%): its Gbps bytes per invocation and its link ({@link Rounds#seedLinkGbps}); 0 when unknown. */
     private volatile long seedBytesPerInvocation;
     private volatile double seedLinkGbps;
@@ -72,11 +72,11 @@ public final class MetricsSink {
     }
 
     /** The benchmark's seed-style round; null for none. */
-    public void seedRound(Rounds.SeedRound round) {
+    public void seedRound(SeedRound round) {
         seedRound = round;
     }
 
-    Rounds.SeedRound seedRound() {
+    SeedRound seedRound() {
         return seedRound;
     }
 

@@ -2,7 +2,7 @@ package io.efabench.harness;
 
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.OpPlan;
-import io.efabench.harness.engine.OpPlan.Layout;
+import io.efabench.harness.Layout;
 
 /**
  * The shape Write and Read share: rank 0 and every other rank as a target, in the seed's layouts

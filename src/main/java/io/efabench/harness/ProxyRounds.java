@@ -46,7 +46,7 @@ public final class ProxyRounds implements Rounds {
 
     final FabricTrial t;
     /** OpPlan's SINGLE (one channel) or MULTI (each request striped over every channel). */
-    final OpPlan.Layout layout;
+    final Layout layout;
     final boolean nbi;
     final boolean fill;
     final long size;
@@ -62,7 +62,7 @@ public final class ProxyRounds implements Rounds {
      * @param rounds     rounds per launch (one invocation)
      * @param slotsParam "auto" or a count ({@link Footprint})
      */
-    public ProxyRounds(FabricTrial t, OpPlan.Layout layout, boolean nbi, boolean direct, long size, int requests, int grid,
+    public ProxyRounds(FabricTrial t, Layout layout, boolean nbi, boolean direct, long size, int requests, int grid,
             int block, boolean fill, int rounds, String slotsParam) {
         this.t = t;
         this.layout = layout;
@@ -74,7 +74,7 @@ public final class ProxyRounds implements Rounds {
         if (t.gpu() == null) {
             throw new BenchmarkSetupException("the proxy experiment needs a GPU on every rank");
         }
-        if (layout == OpPlan.Layout.ROUND_ROBIN) {
+        if (layout == Layout.ROUND_ROBIN) {
             throw new BenchmarkSetupException("the proxy experiment has Single and Multi layouts, not RoundRobin");
         }
         if (requests < 1 || requests > MAX_REQUESTS) {
@@ -101,7 +101,7 @@ public final class ProxyRounds implements Rounds {
         TrialBuffer dst = t.buffer(t.rank == 0 ? 4096 : Footprint.bufferBytes(slots, stride));
         RemoteRegion[][] dstOf = t.exchange("proxy target regions", dst.regions());
 
-        int channelHint = layout == OpPlan.Layout.MULTI ? ProxyRequests.ALL_CHANNELS : 0;
+        int channelHint = layout == Layout.MULTI ? ProxyRequests.ALL_CHANNELS : 0;
         long[] maxWrite = new long[t.channelCount()];
         for (int c = 0; c < maxWrite.length; c++) {
             maxWrite[c] = t.maxWrite(c);
@@ -169,7 +169,7 @@ public final class ProxyRounds implements Rounds {
 
     @Override
     public double linkGbps() {
-        if (layout == OpPlan.Layout.SINGLE) {
+        if (layout == Layout.SINGLE) {
             return t.linkGbps(0);
         }
         int[] all = new int[t.channelCount()];

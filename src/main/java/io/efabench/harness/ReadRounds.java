@@ -4,7 +4,7 @@ import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.LocalCompletions;
-import io.efabench.harness.engine.OpPlan.Layout;
+import io.efabench.harness.Layout;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.engine.WriteEngine;
 

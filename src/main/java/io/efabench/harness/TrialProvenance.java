@@ -8,9 +8,9 @@ import java.util.Map;
 import io.efabench.fabric.Discovery;
 import io.efabench.fabric.NicInfo;
 import io.efabench.fabric.NicPath;
-import io.efabench.report.Provenance;
+import io.efabench.provenance.ProvenanceFragments;
 
-/** What a trial records of itself for the results (report/Provenance), once its rounds are built. */
+/** What a trial records of itself for the results (io.efabench.provenance.ProvenanceFragments), once its rounds are built. */
 final class TrialProvenance {
     private TrialProvenance() {}
 
@@ -37,16 +37,16 @@ final class TrialProvenance {
                     g.put("dmabuf_refused", refusal);
                 }
             }
-            Provenance.record("cuda-rank" + t.rank + "-" + t.trialTag, g);
+            ProvenanceFragments.record("cuda-rank" + t.rank + "-" + t.trialTag, g);
         }
-        Provenance.record("locality-rank" + t.rank + "-" + t.trialTag, t.locality.provenance(t.rank));
+        ProvenanceFragments.record("locality-rank" + t.rank + "-" + t.trialTag, t.locality.provenance(t.rank));
         Map<String, Object> footprint = new LinkedHashMap<>();
         footprint.put("benchmark", t.config);
         footprint.put("slots", rounds.slots());
         footprint.put("rounds_in_flight", rounds.roundsInFlight());
         footprint.put("payload_bytes", t.buffers.stream().mapToLong(TrialBuffer::byteSize).sum());
         footprint.put("registration", t.buffers.isEmpty() ? "none" : t.buffers.get(0).describeRegistration());
-        Provenance.record("footprint-rank" + t.rank + "-" + t.trialTag, footprint);
+        ProvenanceFragments.record("footprint-rank" + t.rank + "-" + t.trialTag, footprint);
         if (t.rank != 0) {
             return;
         }
@@ -116,7 +116,7 @@ final class TrialProvenance {
         facts.put("buffer_bytes", t.buffers.stream().mapToLong(TrialBuffer::byteSize).sum());
         facts.put("rss_mib", residentMib());
         facts.put("rank_source", t.env.source());
-        Provenance.record("fabric-" + t.trialTag, facts);
+        ProvenanceFragments.record("fabric-" + t.trialTag, facts);
     }
 
     /**
@@ -126,7 +126,7 @@ final class TrialProvenance {
     private static void endpointFacts(FabricTrial t, Map<String, Object> facts) {
         facts.put("event_queue", same(t, c -> c.eventQueueState()));
         facts.put("inject_rma_bytes", same(t, c -> c.injectRmaSize()));
-        facts.put("max_write_bytes", same(t, c -> c.maxWrite(io.efabench.harness.engine.OpPlan.MAX_WRITE)));
+        facts.put("max_write_bytes", same(t, c -> c.maxWrite()));
         if (t.memory == MemoryKind.DEVICE) {
             facts.put("cuda_api_permitted", same(t, c -> c.cudaApiPermitted()));
         }

@@ -6,7 +6,7 @@ import io.efabench.fabric.RemoteRegion;
 import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.LocalCompletions;
 import io.efabench.harness.engine.OpPlan;
-import io.efabench.harness.engine.OpPlan.Layout;
+import io.efabench.harness.Layout;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.engine.WriteEngine;
 

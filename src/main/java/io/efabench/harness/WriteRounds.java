@@ -2,7 +2,7 @@ package io.efabench.harness;
 
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
-import io.efabench.harness.engine.OpPlan.Layout;
+import io.efabench.harness.Layout;
 
 /**
  * RDMA writes with immediate data, rank 0 to ranks 1..N-1, in the leader-driven round protocol

@@ -21,23 +21,21 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.regex.Pattern;
+
+import io.efabench.provenance.ProvenanceFragments;
 
 /**
  * Where a run's numbers came from. Ranks and the launcher each write a fragment (a flat JSON
- * object) into {@code <run>/provenance/<name>.json}; {@link #merge} folds them into
+ * object, {@link ProvenanceFragments}) into {@code <run>/provenance/<name>.json}; {@link #merge} folds them into
  * {@code <run>/provenance.json}: a fact every source agrees on appears once, a fact the sources
  * disagree on appears as {@code {"per_source": {name: value, ...}}}.
  */
 public final class Provenance {
-    /** Environment variable naming the run folder; set by the launcher for every rank. */
-    public static final String RUN_DIR_ENV = "EFABENCH_RUN_DIR";
-    public static final String FRAGMENT_DIR = "provenance";
+    public static final String FRAGMENT_DIR = ProvenanceFragments.FRAGMENT_DIR;
     public static final String MERGED_FILE = "provenance.json";
-    public static final String LAUNCHER = "launcher";
+    public static final String LAUNCHER = ProvenanceFragments.LAUNCHER;
     static final String PER_SOURCE = "per_source";
 
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9._-]+");
     private static final Gson GSON = new GsonBuilder().setPrettyPrinting().serializeNulls()
             .serializeSpecialFloatingPointValues().disableHtmlEscaping().create();
 
@@ -46,41 +44,6 @@ public final class Provenance {
             "libfabric_header", "nics", "gpus", "driver", "jvm", "git_commit", "timestamp");
 
     private Provenance() {}
-
-    /**
-     * Records facts for the current run: writes the fragment {@code name} into the run folder named
-     * by {@value #RUN_DIR_ENV}; does nothing when that variable is unset (a bare JMH run).
-     */
-    public static void record(String name, Map<String, ?> facts) {
-        String runDir = System.getenv(RUN_DIR_ENV);
-        if (runDir == null || runDir.isBlank()) return;
-        writeFragment(Path.of(runDir), name, facts);
-    }
-
-    /**
-     * Writes {@code <runDir>/provenance/<name>.json} (replacing an older one atomically, so a
-     * concurrent merge never reads half a file). Values: strings, numbers, booleans, lists, maps.
-     */
-    public static Path writeFragment(Path runDir, String name, Map<String, ?> facts) {
-        if (!NAME.matcher(name).matches()) {
-            throw new IllegalArgumentException("provenance fragment name '" + name + "' must match " + NAME);
-        }
-        Path dir = runDir.resolve(FRAGMENT_DIR);
-        Path file = dir.resolve(name + ".json");
-        try {
-            Files.createDirectories(dir);
-            Path tmp = Files.createTempFile(dir, "." + name, ".tmp");
-            Files.writeString(tmp, GSON.toJson(facts) + "\n");
-            try {
-                Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write provenance fragment " + file + ": " + e.getMessage(), e);
-        }
-        return file;
-    }
 
     /**
      * Merges the fragments (the launcher's first, then the others by name) and writes

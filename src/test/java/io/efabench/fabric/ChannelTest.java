@@ -342,7 +342,7 @@ class ChannelTest {
             assertEquals(a.nic().injectSize(), a.injectRmaSize());
         }
         assertTrue(a.injectRmaSize() >= 0 && a.injectRmaSize() <= a.nic().injectSize(), "" + a.injectRmaSize());
-        assertTrue(a.maxWrite(1L << 30) > 0 && a.maxWrite(1L << 30) <= 1L << 30);
+        assertTrue(a.maxWrite() > 0 && a.maxWrite() <= Channel.MAX_WRITE);
         assertEquals("not set (host memory channel)", a.cudaApiPermitted());
     }
 }

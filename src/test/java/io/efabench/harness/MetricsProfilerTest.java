@@ -141,7 +141,7 @@ class MetricsProfilerTest {
         int n = 4;
         MetricsSink sink = sink(new Traffic(size * (n - 1), 1, 0, 0, true));
         sink.collective(size * n, n);
-        sink.seedRound(new Rounds.SeedRound("round_us", 1));
+        sink.seedRound(new SeedRound("round_us", 1));
         SampleBuffer b = new SampleBuffer();
         b.add(2_000_000); // 2 ms rounds
         Map<String, Double> m = merged(sink, false, b);
@@ -150,7 +150,7 @@ class MetricsProfilerTest {
         assertEquals(size * n / (round * 1e-6) / 1e9, m.get("nccl_algbw_gbs"), 1e-9, m.toString());
         assertEquals(m.get("nccl_algbw_gbs") * 3 / 4, m.get("nccl_busbw_gbs"), 1e-9, m.toString());
         MetricsSink pingPong = sink(new Traffic(2 * 4096, 2, 0, 0, true)); // SendRecv, one target: two transfers, one round trip
-        pingPong.seedRound(new Rounds.SeedRound("rtt_us", 1));
+        pingPong.seedRound(new SeedRound("rtt_us", 1));
         Map<String, Double> pp = merged(pingPong, false, b);
         assertEquals(2000.0, pp.get("rtt_us"), 2000 * 0.002, pp.toString());
         assertEquals(pp.get("rtt_us") / 2, pp.get("lat_us"), 1e-9, pp.toString());

@@ -12,6 +12,7 @@ import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import io.efabench.provenance.ProvenanceFragments;
 import io.efabench.report.Provenance;
 
 /** Issue 22: a later trial of a run does not overwrite an earlier one's provenance. */
@@ -27,8 +28,8 @@ class TrialProvenanceTest {
         assertEquals("WriteBenchmark-channels_2-config_SinglePin-size_64K", tag("2"));
         assertNotEquals(tag("2"), tag("1"));
         assertEquals("B-p_a_b_c", TrialKey.tag("B", new TreeMap<>(Map.of("p", "a/b c"))), "a file name");
-        Provenance.writeFragment(run, "fabric-" + tag("2"), Map.of("channels", 2, "provider", "tcp"));
-        Provenance.writeFragment(run, "fabric-" + tag("1"), Map.of("channels", 1, "provider", "tcp"));
+        ProvenanceFragments.writeFragment(run, "fabric-" + tag("2"), Map.of("channels", 2, "provider", "tcp"));
+        ProvenanceFragments.writeFragment(run, "fabric-" + tag("1"), Map.of("channels", 1, "provider", "tcp"));
         var merged = Provenance.merge(run);
         assertEquals("tcp", merged.get("provider").getAsString());
         String channels = merged.get("channels").toString();

@@ -16,6 +16,8 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+import io.efabench.provenance.ProvenanceFragments;
+
 class ProvenanceTest {
     @TempDir
     Path run;
@@ -33,10 +35,10 @@ class ProvenanceTest {
     }
 
     static void writeRun(Path run) {
-        Provenance.writeFragment(run, "launcher", Map.of("jvm", "25.0.3", "git_commit", "abc1234",
+        ProvenanceFragments.writeFragment(run, "launcher", Map.of("jvm", "25.0.3", "git_commit", "abc1234",
                 "command_line", "./run-jmh.sh WriteBenchmark", "hosts", List.of("node1"), "timestamp", "2025-11-22T20:00:00Z"));
-        Provenance.writeFragment(run, "rank-0", rank(0, "node1"));
-        Provenance.writeFragment(run, "rank-1", rank(1, "node1"));
+        ProvenanceFragments.writeFragment(run, "rank-0", rank(0, "node1"));
+        ProvenanceFragments.writeFragment(run, "rank-1", rank(1, "node1"));
     }
 
     @Test
@@ -59,8 +61,8 @@ class ProvenanceTest {
 
     @Test
     void rewritingAFragmentReplacesIt() throws Exception {
-        Provenance.writeFragment(run, "rank-0", Map.of("provider", "tcp"));
-        Provenance.writeFragment(run, "rank-0", Map.of("provider", "shm"));
+        ProvenanceFragments.writeFragment(run, "rank-0", Map.of("provider", "tcp"));
+        ProvenanceFragments.writeFragment(run, "rank-0", Map.of("provider", "shm"));
         assertEquals("shm", Provenance.merge(run).get("provider").getAsString());
         try (var files = Files.list(run.resolve("provenance"))) {
             assertEquals(List.of("rank-0.json"), files.map(p -> p.getFileName().toString()).toList());
@@ -75,7 +77,7 @@ class ProvenanceTest {
 
     @Test
     void badFragmentsAreOneLineErrors() throws Exception {
-        assertThrows(IllegalArgumentException.class, () -> Provenance.writeFragment(run, "../x", Map.of()));
+        assertThrows(IllegalArgumentException.class, () -> ProvenanceFragments.writeFragment(run, "../x", Map.of()));
         Files.createDirectories(run.resolve("provenance"));
         Files.writeString(run.resolve("provenance/rank-0.json"), "[1, 2]");
         assertTrue(assertThrows(ReportException.class, () -> Provenance.merge(run)).getMessage()
@@ -91,8 +93,8 @@ class ProvenanceTest {
 
     @Test
     void recordWithoutARunDirDoesNothing() {
-        assumeTrue(System.getenv(Provenance.RUN_DIR_ENV) == null, Provenance.RUN_DIR_ENV + " is set in this environment");
-        Provenance.record("rank-0", Map.of("provider", "tcp"));
+        assumeTrue(System.getenv(ProvenanceFragments.RUN_DIR_ENV) == null, ProvenanceFragments.RUN_DIR_ENV + " is set in this environment");
+        ProvenanceFragments.record("rank-0", Map.of("provider", "tcp"));
         assertFalse(Files.exists(run.resolve("provenance")));
     }
 }

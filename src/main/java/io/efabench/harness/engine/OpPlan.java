@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 import io.efabench.harness.FabricTrial;
+import io.efabench.harness.Layout;
 
 /**
  * The writes one round of a rank is made of: op i writes {@code len[i]} bytes at {@code offset[i]}
@@ -16,15 +17,6 @@ import io.efabench.harness.FabricTrial;
  * ops the leader posts.
  */
 public final class OpPlan {
-    public enum Layout { SINGLE, MULTI, ROUND_ROBIN }
-
-    /**
-     * Writes carrying data are cut here at most (and at the endpoint's RMA limit where lower):
-     * efa-rdm splits larger writes into segments of min(1 GiB, the device's max_rdma_size)
-     * (efa_env.c:35, a constant, no environment variable; efa_rdm_ope.c:1570).
-     */
-    public static final long MAX_WRITE = 1L << 30;
-
     public final int[] peer;
     public final int[] channel;
     public final long[] offset;
