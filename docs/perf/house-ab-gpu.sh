@@ -2,6 +2,7 @@
 # Issue 24's "behaviour unchanged" on the GPU host, as one device command (with issue 25's IpcBenchmark
 # sweep beside it): the Write and SendRecv comparisons of docs/PERFORMANCE.md with the jar before the
 # house work (.devcarry/before.jar) and after it (.devcarry/benchmarks.jar), each next to its own C peer.
+# Issue 24's run: docs/perf/journal/house-and-allocation.md, "Before and after the house work, beside the C peers".
 #  1. IpcBenchmark's default sweep in two halves at once, ranks on GPUs 0,1 and 2,3 (two pairs of
 #     NVLink ports through the NVSwitch), pinned to CPUs 8-63; at the same time, on CPUs 2/3:
 #     Write SinglePin host memory, remote completion, window 64, slots 64 vs fi_rma_bw -W 64 at

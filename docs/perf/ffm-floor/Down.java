@@ -3,7 +3,7 @@
 // efabench's Channel links it), critical with the endpoint as a long, and normal. Each handle is a
 // static final constant at its call site, as Channel's is: the first version of this file passed the
 // handle as a parameter, which C2 cannot inline through, and measured 9-22 ns where the product's call
-// costs 4-6 (docs/PERFORMANCE.md, corrected 2026-11-27). "loop" is the loop with no call.
+// costs 4-6 (docs/perf/journal/write-64B-gap.md, corrected 2026-11-27). "loop" is the loop with no call.
 // Run: javac -d out Down.java && taskset -c 2 java --enable-native-access=ALL-UNNAMED -cp out Down
 import java.lang.foreign.*;
 import java.lang.invoke.*;
