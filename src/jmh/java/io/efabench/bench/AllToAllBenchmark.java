@@ -1,24 +1,16 @@
 package io.efabench.bench;
 
-import java.util.concurrent.TimeUnit;
 
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
-
-import io.efabench.harness.AllToAllRounds;
-import io.efabench.harness.FabricTrial;
 import io.efabench.harness.Sizes;
+import io.efabench.harness.alltoall.AllToAllRounds;
+import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.RoundDriver;
+
 
 /**
  * All-to-all (seed: experiments/all2all): in every round each rank writes {@code size} bytes
@@ -28,12 +20,6 @@ import io.efabench.harness.Sizes;
  * bytes a rank sends to the N-1 others per second (nccl-tests' busbw), {@code algbw_gbps} is
  * size x N per second (nccl-tests' algbw): the seed's figure is gbps / (N-1).
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
 public class AllToAllBenchmark extends FabricBenchmark {
 
     @Param({"SinglePin", "MultiPin", "RoundRobinPin", "SingleDMA", "MultiDMA", "RoundRobinDMA"})
@@ -68,7 +54,7 @@ public class AllToAllBenchmark extends FabricBenchmark {
     public void setup(BenchmarkParams bp) {
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, config.memory);
-        driver = trial.rounds(t -> new AllToAllRounds(t, config.layout, bytes, window, slots));
+        driver = RoundDriver.open(trial, t -> new AllToAllRounds(t, config.layout, bytes, window, slots));
     }
 
     @Benchmark

@@ -30,19 +30,19 @@ import io.efabench.cuda.KernelCompiler;
 import io.efabench.cuda.NvLink;
 import io.efabench.cuda.PatternKernels;
 import io.efabench.cuda.PinnedHostBuffer;
-import io.efabench.harness.BenchmarkSetupException;
-import io.efabench.harness.TrialGpu;
-import io.efabench.harness.TrialJoin;
-import io.efabench.harness.TrialKey;
 import org.openjdk.jmh.infra.BenchmarkParams;
-import io.efabench.harness.TrialResources;
-import io.efabench.harness.TrialResources.Tier;
-import io.efabench.harness.MetricsSink;
-import io.efabench.harness.Verdicts;
+import io.efabench.harness.trial.TrialResources.Tier;
 import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankException;
 import io.efabench.rank.RankGroup;
 import io.efabench.provenance.ProvenanceFragments;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.MetricsSink;
+import io.efabench.harness.memory.TrialGpu;
+import io.efabench.harness.trial.TrialJoin;
+import io.efabench.harness.trial.TrialKey;
+import io.efabench.harness.trial.TrialResources;
+import io.efabench.harness.trial.Verdicts;
 
 /**
  * What every IpcBenchmark state shares: the rank group, this rank's GPU and stream, each rank's

@@ -2,6 +2,7 @@ package io.efabench.bench;
 
 import io.efabench.harness.BenchmarkSetupException;
 
+
 /**
  * The {@code shape} param of GPU kernel benchmarks: "GRIDxBLOCK", where GRID is a block count
  * ("128") or a multiple of the GPU's SM count ("2sm" = 2 x SMs), resolved at setup.

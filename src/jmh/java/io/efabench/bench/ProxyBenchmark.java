@@ -1,26 +1,18 @@
 package io.efabench.bench;
 
-import java.util.concurrent.TimeUnit;
 
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Scope;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
-
-import io.efabench.harness.FabricTrial;
 import io.efabench.harness.Flags;
 import io.efabench.harness.MemoryKind;
-import io.efabench.harness.ProxyRounds;
 import io.efabench.harness.Sizes;
+import io.efabench.harness.proxy.ProxyRounds;
+import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.RoundDriver;
+
 
 /**
  * GPU-initiated RDMA writes through a CPU proxy (seed: experiments/proxy), rank 0 to ranks
@@ -33,12 +25,6 @@ import io.efabench.harness.Sizes;
  * launches made by the proxy thread itself (no GPU in the loop) to the same table; the difference
  * per round is the proxy's overhead ({@code ./run-jmh.sh report}'s proxy overhead table).
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
 public class ProxyBenchmark extends FabricBenchmark {
 
     /** The four proxy configs; add DirectSingle,DirectMulti,DirectSingleNBI,DirectMultiNBI for their twins without the GPU. */
@@ -92,7 +78,7 @@ public class ProxyBenchmark extends FabricBenchmark {
         boolean filled = Flags.parse("fill", fill);
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, MemoryKind.DEVICE);
-        driver = trial.rounds(t -> new ProxyRounds(t, config.layout, config.nbi, config.direct, bytes, requests, grid, block,
+        driver = RoundDriver.open(trial, t -> new ProxyRounds(t, config.layout, config.nbi, config.direct, bytes, requests, grid, block,
                 filled, rounds, slots));
     }
 

@@ -2,6 +2,7 @@ package io.efabench.bench;
 
 import io.efabench.harness.Layout;
 
+
 /**
  * ProxyBenchmark's configs. The seed's four: one channel or every channel (each request's bytes
  * striped), times blocking (quiet after every push) or NBI (quiet once at the end of a launch).

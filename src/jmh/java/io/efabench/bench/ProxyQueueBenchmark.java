@@ -22,13 +22,13 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 
 import io.efabench.cuda.CudaException;
 import io.efabench.cuda.PinnedHostBuffer;
-import io.efabench.harness.BenchmarkSetupException;
-import io.efabench.harness.TrialGpu;
 import io.efabench.proxy.Mailbox;
 import io.efabench.proxy.ProxyKernels;
 import io.efabench.proxy.RequestRing;
 import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankGroup;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.memory.TrialGpu;
 
 /**
  * The proxy's request queue alone, no network (seed: experiments/queue), one process with one GPU:

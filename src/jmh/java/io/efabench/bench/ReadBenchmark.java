@@ -1,24 +1,16 @@
 package io.efabench.bench;
 
-import java.util.concurrent.TimeUnit;
 
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Scope;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
-
-import io.efabench.harness.FabricTrial;
-import io.efabench.harness.ReadRounds;
 import io.efabench.harness.Sizes;
+import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.RoundDriver;
+import io.efabench.harness.write.ReadRounds;
+
 
 /**
  * RDMA read, rank 0 from ranks 1..N-1 (fi_readmsg; fabtests' {@code fi_rma_bw -o read},
@@ -28,12 +20,6 @@ import io.efabench.harness.Sizes;
  * in flight (1 = latency mode: the targets in turn, one whole round per invocation); {@code
  * slots}: distinct regions the rounds in flight read from and into (README, "Footprint").
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
 public class ReadBenchmark extends FabricBenchmark {
 
     @Param({"SinglePin", "MultiPin", "RoundRobinPin", "SingleDMA", "MultiDMA", "RoundRobinDMA"})
@@ -62,7 +48,7 @@ public class ReadBenchmark extends FabricBenchmark {
     public void setup(BenchmarkParams bp) {
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, config.memory);
-        driver = trial.rounds(t -> new ReadRounds(t, config.layout, bytes, window, slots));
+        driver = RoundDriver.open(trial, t -> new ReadRounds(t, config.layout, bytes, window, slots));
     }
 
     @Benchmark

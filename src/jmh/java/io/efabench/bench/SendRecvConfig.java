@@ -2,6 +2,7 @@ package io.efabench.bench;
 
 import io.efabench.harness.MemoryKind;
 
+
 /** SendRecvBenchmark's configs, the seed's names: one channel, host or device memory. */
 public enum SendRecvConfig {
     SingleHost(MemoryKind.HOST),

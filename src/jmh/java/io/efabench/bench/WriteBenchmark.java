@@ -1,26 +1,18 @@
 package io.efabench.bench;
 
-import java.util.concurrent.TimeUnit;
 
 import org.openjdk.jmh.annotations.Benchmark;
-import org.openjdk.jmh.annotations.BenchmarkMode;
-import org.openjdk.jmh.annotations.Fork;
 import org.openjdk.jmh.annotations.Level;
-import org.openjdk.jmh.annotations.Measurement;
-import org.openjdk.jmh.annotations.Mode;
-import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
-import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
-import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
-
 import io.efabench.harness.BenchmarkSetupException;
-import io.efabench.harness.FabricTrial;
 import io.efabench.harness.Flags;
 import io.efabench.harness.Sizes;
-import io.efabench.harness.WriteRounds;
+import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.RoundDriver;
+import io.efabench.harness.write.WriteRounds;
+
 
 /**
  * RDMA write with immediate data, rank 0 to ranks 1..N-1 (seed: experiments/write).
@@ -35,12 +27,6 @@ import io.efabench.harness.WriteRounds;
  * {@code completion=local}: done at the local completion, credits keep it at most max(16, window)
  * rounds ahead of the target. {@code window}: writes outstanding per channel (1 = latency mode).
  */
-@State(Scope.Benchmark)
-@BenchmarkMode(Mode.AverageTime)
-@OutputTimeUnit(TimeUnit.MICROSECONDS)
-@Warmup(iterations = 3, time = 1)
-@Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
 public class WriteBenchmark extends FabricBenchmark {
 
     @Param({"SinglePin", "MultiPin", "RoundRobinPin", "SingleDMA", "MultiDMA", "RoundRobinDMA"})
@@ -96,7 +82,7 @@ public class WriteBenchmark extends FabricBenchmark {
         boolean injected = Flags.parse("inject", inject);
         long bytes = Sizes.parse(size);
         trial = FabricTrial.open(bp, channels, 2, config.memory);
-        driver = trial.rounds(t -> new WriteRounds(t, config.layout, remote, bytes, window, injected, slots));
+        driver = RoundDriver.open(trial, t -> new WriteRounds(t, config.layout, remote, bytes, window, injected, slots));
     }
 
     @Benchmark

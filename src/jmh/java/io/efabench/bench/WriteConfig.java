@@ -1,7 +1,8 @@
 package io.efabench.bench;
 
-import io.efabench.harness.MemoryKind;
 import io.efabench.harness.Layout;
+import io.efabench.harness.MemoryKind;
+
 
 /**
  * WriteBenchmark's and AllToAllBenchmark's configs, the seed's names: a layout (Single, Multi,

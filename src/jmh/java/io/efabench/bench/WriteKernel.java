@@ -2,8 +2,8 @@ package io.efabench.bench;
 
 import java.util.Arrays;
 import java.util.stream.Collectors;
-
 import io.efabench.harness.BenchmarkSetupException;
+
 
 /**
  * The {@code config} param of {@link IpcBenchmark#write}: which kernel of ipc_write.cu writes

@@ -6,7 +6,7 @@ package io.efabench.cuda;
  * buffer never passes. Data delivered to the wrong target, from the wrong sender, from an
  * earlier round or at the wrong offset therefore fails. The GPU kernels compute the same
  * words from the same seed ({@code kernels/efabench.cuh}, {@code efa_word}); the host fill and
- * check ({@code io.efabench.harness.Payload}) call {@link #word} directly.
+ * check ({@code io.efabench.harness.memory.Payload}) call {@link #word} directly.
  */
 public final class CheckPattern {
     private CheckPattern() {}

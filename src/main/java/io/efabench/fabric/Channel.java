@@ -34,7 +34,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * preallocated per channel and mutated in place, and the provider's function pointers are
  * resolved once at open and called through {@code static final} critical downcall handles.
  */
-public final class Channel implements AutoCloseable {
+public final class Channel implements ChannelOps, AutoCloseable {
     /** Operation context slots per channel: {@code ctx} arguments are indexes into them. */
     public static final int CONTEXT_SLOTS = 1024;
     static final long CONTEXT_SIZE = fi_context2.sizeof();
@@ -238,6 +238,11 @@ public final class Channel implements AutoCloseable {
         return addr.asSlice(0, len.get(ValueLayout.JAVA_LONG, 0)).toArray(ValueLayout.JAVA_BYTE);
     }
 
+    @Override
+    public String describe() {
+        return nic.provider() + " " + nic.domainName();
+    }
+
     public NicInfo nic() {
         return nic;
     }
@@ -389,6 +394,7 @@ public final class Channel implements AutoCloseable {
     }
 
     /** True when remote CQ data (write with immediate) consumes a posted receive (FI_RX_CQ_DATA). */
+    @Override
     public boolean rxCqDataConsumesRecv() {
         return rxCqDataConsumesRecv;
     }
@@ -409,6 +415,7 @@ public final class Channel implements AutoCloseable {
      * Posts a send of {@code len} bytes at {@code off} of {@code mr} to {@code dest}.
      * Returns 0, or {@code -FI_EAGAIN} when the provider is out of resources: poll, then retry.
      */
+    @Override
     public int trySend(MemoryRegion mr, long off, long len, long dest, long data, boolean withData, int ctx) {
         checkLocal(mr, off, len);
         checkContext(ctx);
@@ -417,6 +424,7 @@ public final class Channel implements AutoCloseable {
     }
 
     /** Posts a receive of up to {@code len} bytes into {@code off} of {@code mr}, from any peer. */
+    @Override
     public int tryRecv(MemoryRegion mr, long off, long len, int ctx) {
         checkLocal(mr, off, len);
         checkContext(ctx);
@@ -429,6 +437,7 @@ public final class Channel implements AutoCloseable {
      * {@code targetOffset} of the peer's {@code target} region; with {@code withData} the
      * target gets a completion carrying {@code data}.
      */
+    @Override
     public int tryWrite(MemoryRegion mr, long off, long len, long dest, RemoteRegion target, long targetOffset,
                         long data, boolean withData, int ctx) {
         checkLocal(mr, off, len);
@@ -444,6 +453,7 @@ public final class Channel implements AutoCloseable {
      * region into {@code off} of {@code mr}; the local completion says the bytes have arrived. The
      * peer sees no completion (no FI_RMA_EVENT), but tcp and shm serve a read in its progress.
      */
+    @Override
     public int tryRead(MemoryRegion mr, long off, long len, long dest, RemoteRegion source, long sourceOffset, int ctx) {
         checkLocal(mr, off, len);
         checkContext(ctx);
@@ -500,6 +510,7 @@ public final class Channel implements AutoCloseable {
      * pays it once per batch instead of once per write. Returns how many were read (select each
      * with {@link Completion#select}); errors as {@link #poll}.
      */
+    @Override
     public int pollBatch(Completion c) {
         return cq.read(c, Completion.READ_COUNT);
     }

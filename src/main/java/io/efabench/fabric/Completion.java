@@ -13,6 +13,21 @@ import java.lang.foreign.ValueLayout;
  * polling thread.
  */
 public final class Completion {
+    /** What a completion {@link #fill} writes reports: the FI_* flags a provider sets for it. */
+    public enum Kind {
+        WRITE(Fi.RMA | Fi.WRITE),
+        READ(Fi.RMA | Fi.READ),
+        SEND(Fi.SEND),
+        RECV(Fi.RECV),
+        REMOTE_WRITE(Fi.RMA | Fi.REMOTE_WRITE | Fi.REMOTE_CQ_DATA);
+
+        final long flags;
+
+        Kind(long flags) {
+            this.flags = flags;
+        }
+    }
+
     /** Entries one {@link Channel#pollBatch} reads at most. */
     public static final int BATCH = 16;
     /**
@@ -41,6 +56,20 @@ public final class Completion {
     final MemorySegment entry = Arena.ofAuto().allocate(ENTRY * BATCH, 8);
     long contextBase; // base of the polled channel's context slots
     private long base; // offset of the selected entry
+
+    /**
+     * Fills entry {@code i} as a provider's fi_cq_read would: a completion of {@code kind} for the
+     * operation posted with context {@code ctx} (-1: none), its length and immediate data. For
+     * fakes of {@link ChannelOps} in unit tests; a {@link Channel} never calls it.
+     */
+    public void fill(int i, Kind kind, int ctx, long len, long data) {
+        long flags = kind.flags;
+        long at = i * ENTRY;
+        entry.set(ValueLayout.JAVA_LONG, at + OP_CONTEXT, ctx < 0 ? contextBase - 1 : contextBase + (long) ctx * Channel.CONTEXT_SIZE);
+        entry.set(ValueLayout.JAVA_LONG, at + FLAGS, flags);
+        entry.set(ValueLayout.JAVA_LONG, at + LEN, len);
+        entry.set(ValueLayout.JAVA_LONG, at + DATA, data);
+    }
 
     /** Selects entry {@code i} of the last batch read (0 after {@link Channel#poll}). */
     public void select(int i) {

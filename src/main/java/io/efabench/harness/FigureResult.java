@@ -10,13 +10,13 @@ import org.openjdk.jmh.util.ListStatistics;
 
 /**
  * What {@link OverTime} and {@link PooledMetric} share as JMH results: a secondary metric of one
- * {@link MetricsProfiler.Figure} with one value, a confidence interval of score +- error (none
+ * {@link Figure} with one value, a confidence interval of score +- error (none
  * where the error is NaN), and iterations and threads aggregated by the subclass's own merge.
  */
 abstract class FigureResult<T extends FigureResult<T>> extends Result<T> {
     private static final long serialVersionUID = 1L;
 
-    FigureResult(MetricsProfiler.Figure figure, double value) {
+    FigureResult(Figure figure, double value) {
         super(ResultRole.SECONDARY, figure.label(), single(value), figure.unit(), AggregationPolicy.AVG);
     }
 

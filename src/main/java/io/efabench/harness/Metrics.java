@@ -1,5 +1,6 @@
 package io.efabench.harness;
 
+
 /**
  * Every metric formula of the suite, in one place (documented in README.md, "Metrics").
  *

@@ -1,5 +1,6 @@
 package io.efabench.harness;
 
+
 /**
  * Everything one trial tells {@link MetricsProfiler}: its {@link Traffic}, a collective's
  * nccl-tests figures, the seed's unit and BusBW, the clean checked rounds, and per iteration the
@@ -21,9 +22,9 @@ public final class MetricsSink {
     private volatile long algbwBytesPerInvocation;
     /** Collectives only: the ranks taking part (nccl-tests' busbw factor (N-1)/N). */
     private volatile int collectiveRanks;
-    /** The seed's timing unit where the benchmark has one ({@link Rounds#seedRound}), else null. */
+    /** The seed's timing unit where the benchmark has one ({@code Rounds#seedRound}), else null. */
     private volatile SeedRound seedRound;
-    /** The seed's BusBW(%): its Gbps bytes per invocation and its link ({@link Rounds#seedLinkGbps}); 0 when unknown. */
+    /** The seed's BusBW(%): its Gbps bytes per invocation and its link ({@code Rounds#seedLinkGbps}); 0 when unknown. */
     private volatile long seedBytesPerInvocation;
     private volatile double seedLinkGbps;
     private volatile long checkedRounds;

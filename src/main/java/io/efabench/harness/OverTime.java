@@ -16,18 +16,18 @@ import org.openjdk.jmh.util.ListStatistics;
 public final class OverTime extends FigureResult<OverTime> {
     private static final long serialVersionUID = 1L;
 
-    private final MetricsProfiler.Figure figure;
+    private final Figure figure;
     private final double seconds;
     private final double invocations;
     private final double[] perIteration;
 
     /** One iteration: {@code invocations} invocations of {@code secondsPerInvocation} each. */
-    OverTime(MetricsProfiler.Figure figure, double secondsPerInvocation, double invocations) {
+    OverTime(Figure figure, double secondsPerInvocation, double invocations) {
         this(figure, secondsPerInvocation * invocations, invocations,
                 new double[] {figure.of(secondsPerInvocation)});
     }
 
-    private OverTime(MetricsProfiler.Figure figure, double seconds, double invocations, double[] perIteration) {
+    private OverTime(Figure figure, double seconds, double invocations, double[] perIteration) {
         super(figure, figure.of(seconds / invocations));
         this.figure = figure;
         this.seconds = seconds;

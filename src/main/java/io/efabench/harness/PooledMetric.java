@@ -14,18 +14,18 @@ import org.openjdk.jmh.util.Statistics;
 public final class PooledMetric extends FigureResult<PooledMetric> {
     private static final long serialVersionUID = 1L;
 
-    private final MetricsProfiler.Figure figure;
+    private final Figure figure;
     /** NaN for a mean-based figure, else the percentile of the invocation times it takes. */
     private final double percentile;
     private final SampleBuffer invocationNanos;
     private final long samples;
     private final double error;
 
-    PooledMetric(MetricsProfiler.Figure figure, double percentile, SampleBuffer invocationNanos) {
+    PooledMetric(Figure figure, double percentile, SampleBuffer invocationNanos) {
         this(figure, percentile, invocationNanos, invocationNanos.getStatistics(1e-9));
     }
 
-    private PooledMetric(MetricsProfiler.Figure figure, double percentile, SampleBuffer invocationNanos, Statistics seconds) {
+    private PooledMetric(Figure figure, double percentile, SampleBuffer invocationNanos, Statistics seconds) {
         super(figure, value(figure, percentile, seconds));
         this.figure = figure;
         this.percentile = percentile;
@@ -35,7 +35,7 @@ public final class PooledMetric extends FigureResult<PooledMetric> {
         this.error = Double.isNaN(percentile) ? Math.abs(getScore() * relative) : Double.NaN;
     }
 
-    private static double value(MetricsProfiler.Figure figure, double percentile, Statistics seconds) {
+    private static double value(Figure figure, double percentile, Statistics seconds) {
         if (seconds.getN() == 0) {
             return Double.NaN;
         }

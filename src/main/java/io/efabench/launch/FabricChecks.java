@@ -13,10 +13,10 @@ import io.efabench.fabric.FabricException;
 import io.efabench.fabric.MemlockBudget;
 import io.efabench.fabric.NicInfo;
 import io.efabench.fabric.NicPath;
-import io.efabench.harness.DeviceProbe;
-import io.efabench.harness.TrialChecks;
-import io.efabench.harness.TrialGpu;
 import io.efabench.topology.InstanceType;
+import io.efabench.harness.memory.DeviceProbe;
+import io.efabench.harness.memory.TrialGpu;
+import io.efabench.harness.trial.TrialChecks;
 
 /**
  * The doctor's questions to libfabric: is it there, which providers, which one a run takes,

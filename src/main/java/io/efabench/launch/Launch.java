@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
-import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankException;
 import io.efabench.report.ReportException;
 
@@ -26,7 +25,7 @@ import io.efabench.report.ReportException;
  * exit 2, or 1 where a run folder could not be made or finished):
  * <ul>
  *   <li>{@code plan local|cluster ARGS...}: what the command does ({@link Plan}: the launcher's
- *       options, the rank as {@link RankEnv} reads it, the JMH runs), in NUL-ended tokens.</li>
+ *       options, the rank as {@code RankEnv} reads it, the JMH runs), in NUL-ended tokens.</li>
  *   <li>{@code start ...}, {@code merge ...}, {@code finish ...}: a run folder before and after its
  *       ranks ({@link RunFolder}: name, provenance and each rank's JMH arguments; one folder for a
  *       command's suites; flame graphs and the report).</li>

@@ -5,8 +5,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 
-import io.efabench.harness.TrialGpu;
 import io.efabench.rank.RankEnv;
+import io.efabench.harness.memory.TrialGpu;
 
 /**
  * {@code Launch plan local|cluster ARGS...}: what one {@code ./run-jmh.sh ARGS...} (or

@@ -148,7 +148,7 @@ public final class Seed {
 
     /** GPUs CUDA sees here (CUDA_VISIBLE_DEVICES honoured); 0 without a driver or a GPU. */
     static int visibleGpus() {
-        if (!io.efabench.harness.TrialGpu.present()) {
+        if (!io.efabench.harness.memory.TrialGpu.present()) {
             return 0;
         }
         return io.efabench.cuda.CudaDevice.visibleCount();

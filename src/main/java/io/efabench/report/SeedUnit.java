@@ -2,8 +2,8 @@ package io.efabench.report;
 
 import java.util.List;
 import java.util.Locale;
-
 import io.efabench.harness.Metrics;
+
 
 /**
  * The seed's unit of time for a table's Gbps and Lat columns, where the results carry one: the

@@ -169,7 +169,7 @@ class MetricsProfilerTest {
         MetricsSink t = sink(new Traffic(1 << 20, 2, 0, 0, true));
         Map<String, List<OverTime>> byLabel = new TreeMap<>();
         for (double[] it : new double[][] {{10e-6, 1000}, {1e-3, 100}}) {
-            for (MetricsProfiler.Figure f : MetricsProfiler.figures(t)) {
+            for (Figure f : MetricsProfiler.figures(t)) {
                 byLabel.computeIfAbsent(f.label(), k -> new java.util.ArrayList<>()).add(new OverTime(f, it[0], it[1]));
             }
         }

@@ -155,7 +155,7 @@ class FailuresIT {
         "SendRecvBenchmark, SingleDevice", "AllToAllBenchmark, SingleDMA", "AllToAllBenchmark, MultiDMA",
         "AllToAllBenchmark, RoundRobinDMA", "ProxyBenchmark, ProxySingle", "ProxyBenchmark, ProxyMultiNBI"})
     void deviceConfigsWithoutAGpuFailWithOneLine(String benchmark, String config) throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeFalse(io.efabench.harness.TrialGpu.present(),
+        org.junit.jupiter.api.Assumptions.assumeFalse(io.efabench.harness.memory.TrialGpu.present(),
                 "a GPU is visible here: the device configs run for real on it");
         Ranks r = Ranks.start(tmp, 2, "tcp", Ranks.quick(benchmark, "-p", "size=64K", "-p", "config=" + config), null);
         assertFailsWith(r, benchmark + " config=" + config + " moves GPU memory");
@@ -169,7 +169,7 @@ class FailuresIT {
     /** The queue benchmark needs only a GPU: without one it says so in one line, non-zero. */
     @Test
     void proxyQueueWithoutAGpuFailsWithOneLine() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeFalse(io.efabench.harness.TrialGpu.present(),
+        org.junit.jupiter.api.Assumptions.assumeFalse(io.efabench.harness.memory.TrialGpu.present(),
                 "a GPU is visible here: the queue benchmark runs for real on it");
         Ranks r = Ranks.start(tmp, 1, "tcp", Ranks.quick("ProxyQueueBenchmark"), null);
         String log = r.awaitAllFailed(120);

@@ -34,7 +34,7 @@ final class Ranks {
      * shm offers FI_HMEM (a build with CUDA): the device-memory and proxy ITs run on a GPU machine.
      */
     static void assumeGpuWithHmem(String what) {
-        org.junit.jupiter.api.Assumptions.assumeTrue(io.efabench.harness.TrialGpu.present(),
+        org.junit.jupiter.api.Assumptions.assumeTrue(io.efabench.harness.memory.TrialGpu.present(),
                 "no GPU visible here: " + what + " runs on a GPU machine");
         String reason = null;
         try {

@@ -1,9 +1,13 @@
-package io.efabench.harness;
+package io.efabench.harness.alltoall;
 
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
-import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.Layout;
+import io.efabench.harness.TestHooks;
+import io.efabench.harness.engine.Footprint;
+import io.efabench.harness.memory.Payload;
+import io.efabench.harness.memory.TrialBuffer;
+import io.efabench.harness.trial.FabricTrial;
 
 /**
  * The memory of {@link AllToAllRounds} and what the checked pass does with it: {@code slots}

@@ -1,11 +1,14 @@
-package io.efabench.harness;
+package io.efabench.harness.alltoall;
 
+import io.efabench.harness.TestHooks;
 import io.efabench.harness.engine.ArrivalCounter;
 import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.LocalCompletions;
 import io.efabench.harness.engine.OpPlan;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.engine.WriteEngine;
+import io.efabench.harness.trial.FabricTrial;
+
 
 /**
  * One rank's all-to-all rounds as the shared {@link RoundPipeline} drives them and the shared

@@ -1,25 +1,27 @@
-package io.efabench.harness;
+package io.efabench.harness.alltoall;
 
 import java.util.Arrays;
-
-import io.efabench.harness.engine.ArrivalCounter;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.Layout;
+import io.efabench.harness.SeedRound;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.OpPlan;
-import io.efabench.harness.Layout;
 import io.efabench.harness.engine.RoundPipeline;
-import io.efabench.harness.engine.WriteEngine;
+import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.Rounds;
+
 
 /**
  * All-to-all: in every round each rank writes {@code size} bytes with immediate data to each of
  * the N-1 other ranks at once; the symmetric round protocol of docs/DESIGN.md ("All-to-all
- * rounds"), on the shared {@link WriteEngine} and {@link RoundPipeline}. Every rank runs the same
+ * rounds"), on the shared {@code WriteEngine} and {@link RoundPipeline}. Every rank runs the same
  * rounds; rank 0's JMH score is the result.
  *
  * <p>Buffers ({@link AllToAllBlocks}): {@code slots} slots of one {@code size} block per rank. In
  * round r (slot r mod slots) rank s writes its source block (slot, p) into destination block
  * (slot, s) of rank p. A round is complete at a rank when its own writes completed locally and every
- * peer's writes of it arrived ({@link ArrivalCounter}). {@code window} W rounds may be in flight
+ * peer's writes of it arrived ({@code ArrivalCounter}). {@code window} W rounds may be in flight
  * (capped at the slots): a timed invocation posts a window of W rounds and returns when every
  * one of them completed (counted = completed), so no rank runs more than W rounds ahead of any
  * other. W = 1: an invocation is one all-to-all's latency.

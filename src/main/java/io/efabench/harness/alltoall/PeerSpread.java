@@ -1,9 +1,11 @@
-package io.efabench.harness;
+package io.efabench.harness.alltoall;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import io.efabench.harness.Metrics;
+import io.efabench.harness.trial.FabricTrial;
 
 /**
  * All-to-all's spread over pairs and ranks in one iteration, seen from the receiving side. Per

@@ -2,6 +2,7 @@ package io.efabench.harness.engine;
 
 import io.efabench.harness.BenchmarkSetupException;
 
+
 /**
  * A receiver's count of the writes with immediate data that arrived, per sender and round,
  * against each sender's plan: a round is <i>served</i> once every sender's writes of it arrived,

@@ -3,10 +3,9 @@ package io.efabench.harness.engine;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
-import io.efabench.fabric.Channel;
+import io.efabench.fabric.ChannelOps;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.harness.BenchmarkSetupException;
-import io.efabench.harness.FabricTrial;
 
 /**
  * Small receive buffers kept posted on one channel: they take the leader's acks and, on
@@ -41,11 +40,10 @@ public final class ControlSlots {
     private int ndeferred;
 
     /** Slots in a buffer of the trial, registered on channel {@code channelIndex}, all posted. */
-    public static ControlSlots open(FabricTrial trial, int channelIndex, int base, int count) {
-        Channel channel = trial.channel(channelIndex);
-        MemorySegment buf = trial.allocate((long) (count + 1) * SLOT_BYTES);
-        MemoryRegion mr = channel.register(buf);
-        trial.own(mr);
+    public static ControlSlots open(EngineSite site, int channelIndex, int base, int count) {
+        ChannelOps channel = site.channel(channelIndex);
+        MemorySegment buf = site.allocate((long) (count + 1) * SLOT_BYTES);
+        MemoryRegion mr = site.register(channelIndex, buf);
         return new ControlSlots(buf, mr, (off, len, ctx) -> channel.tryRecv(mr, off, len, ctx), base, count);
     }
 

@@ -1,8 +1,9 @@
-package io.efabench.harness;
+package io.efabench.harness.engine;
 
 import java.time.Duration;
 
 import io.efabench.rank.RankGroup;
+import io.efabench.harness.BenchmarkSetupException;
 
 /**
  * A spin-wait budget for busy-poll loops: checks the rank group's liveness on every call
@@ -12,13 +13,6 @@ import io.efabench.rank.RankGroup;
  */
 public final class Deadline {
     private static final long UNARMED = Long.MIN_VALUE;
-
-    /**
-     * More local ranks than CPUs: every rank busy-polls, and a rank that holds the data a peer
-     * waits for may sit descheduled for a whole time slice. Waits then give the CPU away every 64
-     * spins (as Open MPI does with mpi_yield_when_idle when oversubscribed). Set by the trial.
-     */
-    private static volatile boolean yieldWhenIdle;
 
     /**
      * Who hears of a wait that went a quarter of its budget without ending, and of its end: so a
@@ -36,7 +30,12 @@ public final class Deadline {
     private final RankGroup group;
     private final long budgetNanos;
     private final Stalls stalls;
-    private final boolean yielding = yieldWhenIdle;
+    /**
+     * More local ranks than CPUs: every rank busy-polls, and a rank that holds the data a peer
+     * waits for may sit descheduled for a whole time slice. Waits then give the CPU away every 64
+     * spins (as Open MPI does with mpi_yield_when_idle when oversubscribed). The trial says.
+     */
+    private final boolean yielding;
     private long expiresAt = UNARMED;
     private long armedAt;
     private long lastClock;
@@ -46,29 +45,20 @@ public final class Deadline {
     private int stalledPeer;
     private long stalledRound;
 
-    public Deadline(RankGroup group, Duration budget) {
-        this(group, budget, null);
-    }
-
-    /** With {@code stalls} (may be null) told of a wait past a quarter of the budget and of its end. */
-    public Deadline(RankGroup group, Duration budget, Stalls stalls) {
+    /**
+     * With {@code stalls} (may be null) told of a wait past a quarter of the budget and of its end;
+     * {@code yieldWhenIdle}: give the CPU away every 64 spins (see {@link #yielding}).
+     */
+    public Deadline(RankGroup group, Duration budget, Stalls stalls, boolean yieldWhenIdle) {
         this.group = group;
         this.budgetNanos = budget.toNanos();
         this.stalls = stalls;
+        this.yielding = yieldWhenIdle;
     }
 
     /** A budget with no rank group behind it (unit tests of the schedulers): only the clock ends a wait. */
     public static Deadline alone(Duration budget) {
-        return new Deadline(null, budget);
-    }
-
-    /** True when this process's ranks outnumber its CPUs: see {@link #yieldWhenIdle}. */
-    static void yieldWhenIdle(boolean oversubscribed) {
-        yieldWhenIdle = oversubscribed;
-    }
-
-    static boolean yieldsWhenIdle() {
-        return yieldWhenIdle;
+        return new Deadline(null, budget, null, false);
     }
 
     /**

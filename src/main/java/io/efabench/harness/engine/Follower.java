@@ -1,8 +1,7 @@
 package io.efabench.harness.engine;
 
 import io.efabench.harness.BenchmarkSetupException;
-import io.efabench.harness.Deadline;
-import io.efabench.harness.FabricTrial;
+
 
 /**
  * The follower's side of the leader-driven protocol, once for Write and Proxy: serve rounds by
@@ -11,7 +10,7 @@ import io.efabench.harness.FabricTrial;
  * slots) is the workload's.
  */
 public final class Follower implements WriteEngine.Sink {
-    private final FabricTrial t;
+    private final EngineSite t;
     private final ArrivalCounter arrivals;
     private final WriteEngine engine;
     private final Deadline deadline;
@@ -28,21 +27,21 @@ public final class Follower implements WriteEngine.Sink {
      * @param ackEvery           served rounds between two cumulative acks (a window's last round is acked at once)
      * @param unservedPerChannel as {@link WriteEngine}'s
      */
-    public Follower(FabricTrial t, int fromLeader, int lag, int ackEvery, long[] unservedPerChannel) {
+    public Follower(EngineSite t, int fromLeader, int lag, int ackEvery, long[] unservedPerChannel) {
         this.t = t;
         this.ackEvery = Math.max(1, ackEvery);
         this.deadline = t.deadline();
-        int[] expected = new int[t.size];
+        int[] expected = new int[t.size()];
         expected[0] = fromLeader;
         // The leader posts round r only once this rank acked r - lag: rounds in flight are
         // served + 1 .. served + lag.
-        arrivals = new ArrivalCounter(t.rank, expected, 2 * lag);
+        arrivals = new ArrivalCounter(t.rank(), expected, 2 * lag);
         engine = new WriteEngine(t, new int[t.channelCount()], true, unservedPerChannel, 1, this);
     }
 
     /** For failure lines: rank 0's plan sends this rank {@code perChannel[c]} writes per round on channel c. */
     public void expectOnChannels(int[] perChannel) {
-        int[][] planned = new int[t.size][perChannel.length];
+        int[][] planned = new int[t.size()][perChannel.length];
         planned[0] = perChannel.clone();
         engine.expectArrivals(arrivals, planned);
     }
@@ -66,7 +65,7 @@ public final class Follower implements WriteEngine.Sink {
             try {
                 while (arrivals.served() < next) {
                     if (stopAtEnd) {
-                        long ended = t.iterations.endedRounds();
+                        long ended = t.endedRounds();
                         if (ended >= 0 && handled >= ended) {
                             return;
                         }
@@ -97,7 +96,7 @@ public final class Follower implements WriteEngine.Sink {
      */
     public long serveToEnd() {
         long ended;
-        while ((ended = t.iterations.endedRounds()) < 0 || handled < ended) {
+        while ((ended = t.endedRounds()) < 0 || handled < ended) {
             serve("waiting for the writes of a round", true);
         }
         ackServed();
@@ -127,7 +126,7 @@ public final class Follower implements WriteEngine.Sink {
 
     @Override
     public void rmaDone(int tag) {
-        throw new BenchmarkSetupException("rank " + t.rank + ": a local write completion at a target, which posts no writes");
+        throw new BenchmarkSetupException("rank " + t.rank() + ": a local write completion at a target, which posts no writes");
     }
 
     @Override

@@ -2,6 +2,7 @@ package io.efabench.harness.engine;
 
 import io.efabench.harness.BenchmarkSetupException;
 
+
 /**
  * How many distinct regions ({@code slots}) the rounds in flight write, like the peers: fabtests'
  * bandwidth loop advances its offset by the transfer size for every write of a window, and

@@ -3,16 +3,15 @@ package io.efabench.harness.engine;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
-
-import io.efabench.harness.FabricTrial;
 import io.efabench.harness.Layout;
+
 
 /**
  * The writes one round of a rank is made of: op i writes {@code len[i]} bytes at {@code offset[i]}
  * of a peer's block to rank {@code peer[i]} on channel {@code channel[i]}; ops of group g are
  * {@code groupStart[g]} until {@code groupStart[g + 1]} (Write runs groups one after another at
  * window 1: the seed's targets in turn). Every op is cut at its NIC's max message size and at
- * {@link #MAX_WRITE} ({@link FabricTrial#maxWrite}). A plan is a layout, kept apart from the loops that post it, and travels as
+ * {@link #MAX_WRITE} ({@link EngineSite#maxWrite}). A plan is a layout, kept apart from the loops that post it, and travels as
  * bytes: Write's targets adopt the leader's plan, so NICs that differ still expect exactly the
  * ops the leader posts.
  */
@@ -40,10 +39,10 @@ public final class OpPlan {
     }
 
     /** Write, rank 0 to ranks 1..N-1: a group per target (SINGLE, MULTI), one group of all targets (ROUND_ROBIN). */
-    public static OpPlan write(FabricTrial t, Layout layout, long size) {
+    public static OpPlan write(EngineSite t, Layout layout, long size) {
         List<long[]> ops = new ArrayList<>();
         List<Integer> starts = new ArrayList<>();
-        for (int k = 1; k < t.size; k++) {
+        for (int k = 1; k < t.size(); k++) {
             if (layout != Layout.ROUND_ROBIN || k == 1) {
                 starts.add(ops.size());
             }
@@ -54,10 +53,10 @@ public final class OpPlan {
     }
 
     /** All-to-all: this rank to every other, peers from rank + 1 on (so N ranks do not all start on one target). */
-    public static OpPlan allToAll(FabricTrial t, Layout layout, long size) {
+    public static OpPlan allToAll(EngineSite t, Layout layout, long size) {
         List<long[]> ops = new ArrayList<>();
-        for (int k = 1; k < t.size; k++) {
-            addPeerOps(ops, t, layout, (t.rank + k) % t.size, size);
+        for (int k = 1; k < t.size(); k++) {
+            addPeerOps(ops, t, layout, (t.rank() + k) % t.size(), size);
         }
         return new OpPlan(ops, List.of(0, ops.size()));
     }
@@ -66,26 +65,26 @@ public final class OpPlan {
      * What every rank's all-to-all plan sends this rank per round, by sender and channel,
      * allgathered: NICs (max message size) may differ between ranks.
      */
-    public static int[][] incoming(FabricTrial t, OpPlan mine) {
+    public static int[][] incoming(EngineSite t, OpPlan mine) {
         int nch = t.channelCount();
-        int[][] out = new int[t.size][nch];
+        int[][] out = new int[t.size()][nch];
         for (int i = 0; i < mine.ops(); i++) {
             out[mine.peer[i]][mine.channel[i]]++;
         }
-        ByteBuffer b = ByteBuffer.allocate(4 * t.size * nch);
+        ByteBuffer b = ByteBuffer.allocate(4 * t.size() * nch);
         for (int[] perChannel : out) {
             for (int k : perChannel) {
                 b.putInt(k);
             }
         }
-        List<byte[]> all = t.group.allgather("all-to-all op plans", b.array(), t.timeout);
-        for (int s = 0; s < t.size; s++) {
+        List<byte[]> all = t.allgather("all-to-all op plans", b.array());
+        for (int s = 0; s < t.size(); s++) {
             ByteBuffer theirs = ByteBuffer.wrap(all.get(s));
-            for (int p = 0; p < t.size; p++) {
+            for (int p = 0; p < t.size(); p++) {
                 for (int c = 0; c < nch; c++) {
                     int k = theirs.getInt();
-                    if (p == t.rank) {
-                        out[s][c] = s == t.rank ? 0 : k;
+                    if (p == t.rank()) {
+                        out[s][c] = s == t.rank() ? 0 : k;
                     }
                 }
             }
@@ -122,10 +121,10 @@ public final class OpPlan {
 
     /**
      * The ops {peer, channel, offset in the block, length} that write one {@code size}-byte block
-     * to {@code peer} under {@code layout}, as rank {@code t.rank} plans them: SINGLE on channel 0,
+     * to {@code peer} under {@code layout}, as rank {@code t.rank()} plans them: SINGLE on channel 0,
      * MULTI one stripe per channel, ROUND_ROBIN on channel (peer + rank) % channels.
      */
-    static void addPeerOps(List<long[]> ops, FabricTrial t, Layout layout, int peer, long size) {
+    static void addPeerOps(List<long[]> ops, EngineSite t, Layout layout, int peer, long size) {
         int nch = t.channelCount();
         switch (layout) {
             case SINGLE -> addChunks(ops, t.maxWrite(0), peer, 0, 0, size);
@@ -137,7 +136,7 @@ public final class OpPlan {
                 }
             }
             case ROUND_ROBIN -> {
-                int c = (peer + t.rank) % nch;
+                int c = (peer + t.rank()) % nch;
                 addChunks(ops, t.maxWrite(c), peer, c, 0, size);
             }
         }

@@ -1,6 +1,5 @@
 package io.efabench.harness.engine;
 
-import io.efabench.harness.Deadline;
 
 /**
  * The rounds a rank has in flight, and the rule that makes a timed figure a delivered one:

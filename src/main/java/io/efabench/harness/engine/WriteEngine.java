@@ -1,17 +1,13 @@
 package io.efabench.harness.engine;
 
-import io.efabench.fabric.Channel;
+import io.efabench.fabric.ChannelOps;
 import io.efabench.fabric.Completion;
 import io.efabench.fabric.InjectTarget;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
-import io.efabench.harness.BenchmarkSetupException;
-import io.efabench.harness.Deadline;
-import io.efabench.harness.FabricTrial;
-import io.efabench.harness.StallWitness;
-import io.efabench.harness.TrialPaths;
 
 import org.openjdk.jmh.annotations.CompilerControl;
+import io.efabench.harness.BenchmarkSetupException;
 
 /**
  * What every RMA workload (writes, and Read's reads) needs of the fabric, written once: op contexts per channel (a free
@@ -43,8 +39,8 @@ public final class WriteEngine implements StallWitness {
         }
     }
 
-    private final FabricTrial t;
-    private final Channel[] channels;
+    private final EngineSite t;
+    private final ChannelOps[] channels;
     private final Sink sink;
     private final Completion comp;
     private final Deadline deadline;
@@ -72,19 +68,22 @@ public final class WriteEngine implements StallWitness {
      *                          (receives consumed under FI_RX_CQ_DATA); at most {@link #SLOTS}
      * @param injectPollEvery   injected writes between two reads of the CQs (shm recycles its inject buffers then)
      */
-    public WriteEngine(FabricTrial t, int[] contexts, boolean acks, long[] unservedPerChannel, int injectPollEvery,
+    public WriteEngine(EngineSite t, int[] contexts, boolean acks, long[] unservedPerChannel, int injectPollEvery,
             Sink sink) {
         this.t = t;
-        this.channels = t.channels();
+        this.channels = new ChannelOps[t.channelCount()];
+        for (int c = 0; c < channels.length; c++) {
+            channels[c] = t.channel(c);
+        }
         this.sink = sink;
-        this.comp = t.completion;
+        this.comp = t.completion();
         this.deadline = t.deadline();
         this.injectPollEvery = Math.max(1, injectPollEvery);
         int nch = channels.length;
         freeCtx = new int[nch][];
         tagOf = new int[nch][];
         peerOf = new int[nch][];
-        arrivedOn = new long[nch][t.size];
+        arrivedOn = new long[nch][t.size()];
         freeTop = new int[nch];
         slots = new ControlSlots[nch];
         int wanted = 0;
@@ -101,7 +100,7 @@ public final class WriteEngine implements StallWitness {
             boolean consumes = channels[c].rxCqDataConsumesRecv();
             if (consumes && unservedPerChannel[c] > SLOTS) {
                 throw new BenchmarkSetupException(unservedPerChannel[c] + " writes could be unserved on channel " + c + " ("
-                        + channels[c].nic().provider() + " consumes a receive per immediate); at most " + SLOTS
+                        + channels[c].describe() + " consumes a receive per immediate); at most " + SLOTS
                         + " (use a smaller window or fewer chunks)");
             }
             if ((acks && c == 0) || consumes) {
@@ -111,7 +110,7 @@ public final class WriteEngine implements StallWitness {
         if (wanted > MAX_CONTEXTS) {
             t.notePaced(wanted, MAX_CONTEXTS);
         }
-        t.paths().watch(this);
+        t.watch(this);
     }
 
     /**
@@ -132,7 +131,7 @@ public final class WriteEngine implements StallWitness {
     public void write(int c, MemoryRegion src, long srcOff, long len, int peer, RemoteRegion dst, long dstOff, long imm,
             int tag, long round) {
         int ctx = takeContext(c, tag, "waiting for a local write completion (contexts full)", peer, round);
-        Channel ch = channels[c];
+        ChannelOps ch = channels[c];
         long dest = t.peer(peer, c);
         if (ch.tryWrite(src, srcOff, len, dest, dst, dstOff, imm, true, ctx) != 0) {
             deadline.start();
@@ -151,7 +150,7 @@ public final class WriteEngine implements StallWitness {
     public void read(int c, MemoryRegion dst, long dstOff, long len, int peer, RemoteRegion src, long srcOff, int tag,
             long round) {
         int ctx = takeContext(c, tag, "waiting for a local read completion (contexts full)", peer, round);
-        Channel ch = channels[c];
+        ChannelOps ch = channels[c];
         long dest = t.peer(peer, c);
         if (ch.tryRead(dst, dstOff, len, dest, src, srcOff, ctx) != 0) {
             deadline.start();
@@ -232,7 +231,7 @@ public final class WriteEngine implements StallWitness {
             return false;
         }
         ControlSlots s = slots[0];
-        long off = s.sendOffset(ControlSlots.ACK, t.rank, round);
+        long off = s.sendOffset(ControlSlots.ACK, t.rank(), round);
         if (channels[0].trySend(s.mr(), off, 16, t.peer(0, 0), 0, false, ACK_CTX) != 0) {
             return false;
         }
@@ -334,7 +333,7 @@ public final class WriteEngine implements StallWitness {
      * arrived. Channels with neither are left out.
      */
     @Override
-    public String stalled(int peer, TrialPaths paths) {
+    public String stalled(int peer, ChannelNames paths) {
         StringBuilder b = new StringBuilder();
         for (int c = 0; c < channels.length; c++) {
             int n = freeCtx[c].length;
@@ -342,13 +341,13 @@ public final class WriteEngine implements StallWitness {
             for (int k = 0; k < freeTop[c]; k++) {
                 free[freeCtx[c][k]] = true;
             }
-            int[] posted = new int[t.size];
+            int[] posted = new int[t.size()];
             for (int ctx = 0; ctx < n; ctx++) {
                 if (!free[ctx]) {
                     posted[peerOf[c][ctx]]++;
                 }
             }
-            for (int p = 0; p < t.size; p++) {
+            for (int p = 0; p < t.size(); p++) {
                 if (posted[p] > 0 && (peer < 0 || p == peer)) {
                     b.append("; ").append(paths.channel(c, p)).append(": ").append(posted[p])
                             .append(posted[p] == 1 ? " operation" : " operations").append(" to rank ").append(p)
@@ -357,7 +356,7 @@ public final class WriteEngine implements StallWitness {
             }
             if (served != null && plannedOn != null) {
                 long through = served.served() + 1;
-                for (int p = 0; p < t.size; p++) {
+                for (int p = 0; p < t.size(); p++) {
                     long missing = plannedOn[p][c] * through - arrivedOn[c][p];
                     if (missing > 0 && (peer < 0 || p == peer)) {
                         b.append("; ").append(paths.channel(c, p)).append(": ").append(missing).append(" of rank ").append(p)

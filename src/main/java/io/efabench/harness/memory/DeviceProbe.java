@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.memory;
 
 import java.time.Duration;
 

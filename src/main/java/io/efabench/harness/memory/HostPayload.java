@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.memory;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.memory;
 
 /**
  * The memory behind a {@link TrialBuffer}, one class per memory kind: where the bytes live and how
@@ -7,7 +7,7 @@ package io.efabench.harness;
  * both with the pattern of (sender, receiver, round, offset); the trial's buffer code does not
  * branch on the kind.
  */
-sealed interface PayloadMemory extends AutoCloseable permits HostPayload, DevicePayload {
+interface PayloadMemory extends AutoCloseable {
     /** Writes the pattern of (sender, receiver, round) into [offset, offset + length); returns when it is in memory. */
     void fill(long offset, long length, int sender, int receiver, long round);
 

@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.memory;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -11,6 +11,9 @@ import io.efabench.cuda.PinnedHostBuffer;
 import io.efabench.fabric.Channel;
 import io.efabench.fabric.DmaBufUnsupportedException;
 import io.efabench.fabric.MemoryRegion;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.MemoryKind;
+import io.efabench.harness.Sizes;
 
 /**
  * A payload buffer of one memory kind, registered on every channel of a trial: what the round
@@ -51,7 +54,7 @@ public final class TrialBuffer implements AutoCloseable {
      * Host memory: page-aligned from {@code arena}, page-locked on {@code gpu} when there is one.
      * The arena outlives the buffer (the trial closes it last).
      */
-    static TrialBuffer host(Arena arena, long bytes, TrialGpu gpu, Channel[] channels, int rank) {
+    public static TrialBuffer host(Arena arena, long bytes, TrialGpu gpu, Channel[] channels, int rank) {
         MemorySegment seg;
         try {
             seg = arena.allocate(bytes, 4096);
@@ -73,7 +76,7 @@ public final class TrialBuffer implements AutoCloseable {
      * Device memory on {@code gpu}, registered on every channel through DMA-BUF, or by virtual
      * address where the provider, the API version or the driver refuses DMA-BUF.
      */
-    static TrialBuffer device(long bytes, TrialGpu gpu, Channel[] channels, int rank) {
+    public static TrialBuffer device(long bytes, TrialGpu gpu, Channel[] channels, int rank) {
         if (bytes % 4 != 0) {
             throw new BenchmarkSetupException("device buffers are checked in 4-byte words: size " + bytes
                     + " B is not a multiple of 4");
@@ -192,7 +195,7 @@ public final class TrialBuffer implements AutoCloseable {
     }
 
     /** Flips the byte at {@code offset} (tests: EFABENCH_CORRUPT_OFFSET); out of range does nothing. */
-    void corrupt(long offset) {
+    public void corrupt(long offset) {
         if (offset >= 0 && offset < bytes) {
             memory.corrupt(offset);
         }

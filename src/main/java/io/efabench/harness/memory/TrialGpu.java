@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.memory;
 
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -14,6 +14,7 @@ import io.efabench.cuda.KernelCompiler;
 import io.efabench.cuda.NvLink;
 import io.efabench.cuda.PatternKernels;
 import io.efabench.rank.RankEnv;
+import io.efabench.harness.BenchmarkSetupException;
 
 /**
  * The GPU part of a trial on this rank: the device chosen for it, its primary context, a

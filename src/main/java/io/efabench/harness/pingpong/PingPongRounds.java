@@ -1,8 +1,17 @@
-package io.efabench.harness;
+package io.efabench.harness.pingpong;
 
 import io.efabench.fabric.Channel;
 import io.efabench.fabric.Completion;
 import io.efabench.fabric.MemoryRegion;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.SeedRound;
+import io.efabench.harness.TestHooks;
+import io.efabench.harness.engine.Deadline;
+import io.efabench.harness.memory.Payload;
+import io.efabench.harness.memory.TrialBuffer;
+import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.Rounds;
+import io.efabench.harness.trial.TrialChecks;
 
 /**
  * Two-sided ping-pong, rank 0 with ranks 1..N-1 in turn, on channel 0, in the leader-driven

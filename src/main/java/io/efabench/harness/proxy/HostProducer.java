@@ -1,9 +1,9 @@
-package io.efabench.harness;
+package io.efabench.harness.proxy;
 
-import io.efabench.harness.engine.Footprint;
-import io.efabench.harness.engine.Immediate;
 import io.efabench.proxy.ProxyKernels;
 import io.efabench.proxy.RequestRing;
+import io.efabench.harness.engine.Footprint;
+import io.efabench.harness.engine.Immediate;
 
 /**
  * The producer of the proxy experiment's direct baseline (the Direct* configs): the proxy thread

@@ -1,23 +1,27 @@
-package io.efabench.harness;
+package io.efabench.harness.proxy;
 
 import io.efabench.cuda.CudaStream;
 import io.efabench.cuda.PinnedHostBuffer;
 import io.efabench.fabric.RemoteRegion;
-import io.efabench.harness.engine.Footprint;
-import io.efabench.harness.engine.Immediate;
 import io.efabench.proxy.Mailbox;
 import io.efabench.proxy.ProxyKernels;
 import io.efabench.proxy.RequestRing;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.engine.Deadline;
+import io.efabench.harness.engine.Footprint;
+import io.efabench.harness.engine.Immediate;
+import io.efabench.harness.memory.TrialBuffer;
+import io.efabench.harness.trial.FabricTrial;
 
 /**
- * Rank 0 of {@link ProxyRounds}: the producer (the resident kernel, or the Direct configs' host
+ * Rank 0 of the proxy ({@code ProxyRounds}): the producer (the resident kernel, or the Direct configs' host
  * producer), the request ring and mailbox it pushes through, the proxy thread that posts, and
  * the launches: rung, awaited on every target's ack, and the checked one after every iteration.
  */
 final class ProxyLeader {
     static final int RING_CELLS = 1024;
 
-    private final ProxyRounds p;
+    private final ProxyShape p;
     private final FabricTrial t;
     private final Deadline deadline;
     private final TrialBuffer src;
@@ -45,7 +49,7 @@ final class ProxyLeader {
      * {@code chunk} bytes per request, {@code nreq} requests per target and round, posted on
      * {@code channelHint} ({@link ProxyLoop#ALL_CHANNELS} for Multi); {@code direct}: no kernel.
      */
-    ProxyLeader(ProxyRounds p, TrialBuffer src, RemoteRegion[][] dstOf, boolean direct, long chunk, int nreq,
+    ProxyLeader(ProxyShape p, TrialBuffer src, RemoteRegion[][] dstOf, boolean direct, long chunk, int nreq,
             int channelHint, int grid, int block) {
         this.p = p;
         this.t = p.t;

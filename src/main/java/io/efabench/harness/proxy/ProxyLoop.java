@@ -1,13 +1,15 @@
-package io.efabench.harness;
+package io.efabench.harness.proxy;
 
 import java.util.concurrent.atomic.AtomicLongArray;
 
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
-import io.efabench.harness.engine.OpPlan;
-import io.efabench.harness.engine.WriteEngine;
 import io.efabench.proxy.Mailbox;
 import io.efabench.proxy.RequestRing;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.TestHooks;
+import io.efabench.harness.engine.WriteEngine;
+import io.efabench.harness.trial.FabricTrial;
 
 /**
  * The CPU proxy of the proxy experiment: one thread on the leader that spins on the request
@@ -49,7 +51,7 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     private final Thread thread;
     private volatile boolean running = true;
     private volatile String failure;
-    private final boolean yielding = Deadline.yieldsWhenIdle();
+    private final boolean yielding;
     /** Test hook EFABENCH_TEST_PIPELINE_FAULT: fires in a checked round only, with two or more writes in flight. */
     private final TestHooks.PipelineFault fault = TestHooks.PipelineFault.fromEnvironment();
     private volatile boolean checking;
@@ -83,6 +85,7 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
         this.srcMr = srcMr;
         this.dstOf = dstOf;
         this.srcBytes = srcBytes;
+        this.yielding = t.yieldsWhenIdle();
         this.dstBytesOf = new long[t.size];
         for (int k = 0; k < t.size; k++) {
             dstBytesOf[k] = dstOf[k][0].length();

@@ -1,13 +1,18 @@
-package io.efabench.harness;
+package io.efabench.harness.proxy;
 
 import java.nio.ByteBuffer;
 
 import io.efabench.fabric.RemoteRegion;
+import io.efabench.proxy.ProxyKernels;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.Layout;
+import io.efabench.harness.SeedRound;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
-import io.efabench.harness.engine.OpPlan;
 import io.efabench.harness.engine.WriteEngine;
-import io.efabench.proxy.ProxyKernels;
+import io.efabench.harness.memory.TrialBuffer;
+import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.Rounds;
 
 /**
  * GPU-initiated writes through a CPU proxy (seed: experiments/proxy), in the leader-driven round
@@ -45,15 +50,7 @@ public final class ProxyRounds implements Rounds {
     public static final int MAX_ROUNDS = 4096;
 
     final FabricTrial t;
-    /** OpPlan's SINGLE (one channel) or MULTI (each request striped over every channel). */
-    final Layout layout;
-    final boolean nbi;
-    final boolean fill;
-    final long size;
-    /** Bytes between two targets' source blocks, and a target's slots: size rounded up to whole 4-byte words. */
-    final long stride;
-    final int rounds;
-    final int slots;
+    private final ProxyShape shape;
     private final ProxyLeader leader;
     private final ProxyTarget target;
 
@@ -65,12 +62,7 @@ public final class ProxyRounds implements Rounds {
     public ProxyRounds(FabricTrial t, Layout layout, boolean nbi, boolean direct, long size, int requests, int grid,
             int block, boolean fill, int rounds, String slotsParam) {
         this.t = t;
-        this.layout = layout;
-        this.nbi = nbi;
-        this.fill = fill;
-        this.size = size;
-        this.stride = (size + 3) & ~3L;
-        this.rounds = rounds;
+        long stride = (size + 3) & ~3L;
         if (t.gpu() == null) {
             throw new BenchmarkSetupException("the proxy experiment needs a GPU on every rank");
         }
@@ -91,7 +83,8 @@ public final class ProxyRounds implements Rounds {
         }
         Immediate.requireCarried(t.channels(), t.size);
         int targets = t.size - 1;
-        this.slots = Math.min(ProxyKernels.MAX_SLOTS, Footprint.slots(slotsParam, rounds, stride * targets));
+        int slots = Math.min(ProxyKernels.MAX_SLOTS, Footprint.slots(slotsParam, rounds, stride * targets));
+        shape = new ProxyShape(t, layout, nbi, fill, size, stride, rounds, slots);
         long chunk = (size + requests - 1) / requests;
         chunk = (chunk + 3) & ~3L; // whole 4-byte words: the kernel fills the pattern word by word
         int nreq = (int) ((size + chunk - 1) / chunk);
@@ -117,23 +110,23 @@ public final class ProxyRounds implements Rounds {
                     + " (fewer requests, or larger writes)");
         }
         if (t.rank == 0) {
-            leader = new ProxyLeader(this, src, dstOf, direct, chunk, nreq, channelHint, grid, block);
+            leader = new ProxyLeader(shape, src, dstOf, direct, chunk, nreq, channelHint, grid, block);
             target = null;
         } else {
             leader = null;
-            target = new ProxyTarget(this, dst, writesPerTarget);
+            target = new ProxyTarget(shape, dst, writesPerTarget);
         }
     }
 
     @Override
     public long bytesPerInvocation() {
-        return size * (t.size - 1) * rounds;
+        return shape.size * (t.size - 1) * shape.rounds;
     }
 
     /** An invocation is a launch of {@code rounds} rounds: {@code lat_us} is the time per round. */
     @Override
     public int transfersPerInvocation() {
-        return rounds;
+        return shape.rounds;
     }
 
     /**
@@ -142,34 +135,34 @@ public final class ProxyRounds implements Rounds {
      */
     @Override
     public boolean invocationIsLatency() {
-        return !nbi;
+        return !shape.nbi;
     }
 
     /** The seed's Gbps counts one buffer per round (its size x iters x 8 / time). */
     @Override
     public long seedBytesPerInvocation() {
-        return size * rounds;
+        return shape.size * shape.rounds;
     }
 
     /** The seed's unit: a launch's time over its rounds ({@code round_us}), blocking or NBI. */
     @Override
     public SeedRound seedRound() {
-        return new SeedRound("round_us", rounds);
+        return new SeedRound("round_us", shape.rounds);
     }
 
     @Override
     public int slots() {
-        return slots;
+        return shape.slots;
     }
 
     @Override
     public int roundsInFlight() {
-        return nbi ? Math.min(rounds, slots) : 1;
+        return shape.nbi ? Math.min(shape.rounds, shape.slots) : 1;
     }
 
     @Override
     public double linkGbps() {
-        if (layout == Layout.SINGLE) {
+        if (shape.layout == Layout.SINGLE) {
             return t.linkGbps(0);
         }
         int[] all = new int[t.channelCount()];
@@ -181,18 +174,12 @@ public final class ProxyRounds implements Rounds {
 
     @Override
     public double seedLinkGbps() {
-        return t.seedLinkGbps(layout);
+        return t.seedLinkGbps(shape.layout);
     }
 
     @Override
     public int peerInFlight() {
         return t.rank == 0 ? (t.size == 2 ? 1 : -1) : 0;
-    }
-
-    /** The last round of the launch from {@code first} that writes the slot of round {@code r}. */
-    long lastRoundOfSlot(long first, long r) {
-        long last = first + rounds - 1;
-        return r + (last - r) / slots * slots;
     }
 
     @Override

@@ -1,21 +1,25 @@
-package io.efabench.harness;
+package io.efabench.harness.proxy;
 
 import io.efabench.harness.engine.Follower;
 import io.efabench.harness.engine.Footprint;
+import io.efabench.harness.memory.Payload;
+import io.efabench.harness.memory.TrialBuffer;
+import io.efabench.harness.trial.FabricTrial;
+
 
 /**
- * Ranks 1..N-1 of {@link ProxyRounds}: the shared {@link Follower} serves a launch's rounds and
+ * Ranks 1..N-1 of the proxy ({@code ProxyRounds}): the shared {@link Follower} serves a launch's rounds and
  * acks its last; after every iteration this class clears the target region, serves the checked
  * launch as a timed one and checks every byte of every slot it wrote.
  */
 final class ProxyTarget {
-    private final ProxyRounds p;
+    private final ProxyShape p;
     private final FabricTrial t;
     private final TrialBuffer dst;
     private final Follower follower;
 
     /** {@code writesPerTarget}: the writes of rank 0's plan per round to this rank. */
-    ProxyTarget(ProxyRounds p, TrialBuffer dst, int writesPerTarget) {
+    ProxyTarget(ProxyShape p, TrialBuffer dst, int writesPerTarget) {
         this.p = p;
         this.t = p.t;
         this.dst = dst;

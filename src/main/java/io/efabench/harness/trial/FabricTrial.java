@@ -1,11 +1,10 @@
-package io.efabench.harness;
+package io.efabench.harness.trial;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Function;
 
 import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.IterationParams;
@@ -24,6 +23,17 @@ import io.efabench.rank.RankException;
 import io.efabench.rank.RankGroup;
 import io.efabench.topology.NicCounters;
 import io.efabench.topology.Sysfs;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.Layout;
+import io.efabench.harness.MemoryKind;
+import io.efabench.harness.MetricsSink;
+import io.efabench.harness.Sizes;
+import io.efabench.harness.TestHooks;
+import io.efabench.harness.engine.Deadline;
+import io.efabench.harness.engine.EngineSite;
+import io.efabench.harness.engine.StallWitness;
+import io.efabench.harness.memory.TrialBuffer;
+import io.efabench.harness.memory.TrialGpu;
 
 /**
  * One trial of a fabric benchmark on this rank: the rank group, the channels (one endpoint
@@ -31,7 +41,7 @@ import io.efabench.topology.Sysfs;
  * addresses, and the bookkeeping of the leader-driven round protocol (docs/DESIGN.md).
  * Opened in {@code @Setup(Level.Trial)}, closed in {@code @TearDown(Level.Trial)}.
  */
-public final class FabricTrial implements AutoCloseable {
+public final class FabricTrial implements EngineSite, AutoCloseable {
     public final RankGroup group;
     public final int rank;
     public final int size;
@@ -46,6 +56,8 @@ public final class FabricTrial implements AutoCloseable {
     NicPath path;
     TrialLocality locality;
     public final Completion completion = new Completion();
+    /** More local ranks than CPUs: waits yield (TrialChecks.yieldWhenIdle). */
+    private boolean yieldWhenIdle;
     /** This rank's GPU: always with device buffers, and on a machine with a GPU to pin host buffers; else null. */
     private TrialGpu gpu;
     final MemoryKind memory;
@@ -63,7 +75,7 @@ public final class FabricTrial implements AutoCloseable {
     final io.efabench.topology.InstanceType instance = io.efabench.topology.InstanceType.of(Sysfs.fromEnvironment());
     /** Rank 0 on efa/verbs with sysfs byte counters: nic_bytes_ratio per iteration; else null. */
     NicCounters nicCounters;
-    /** What this trial reports to {@link MetricsProfiler}; the fork's sink from the trial's start. */
+    /** What this trial reports to {@code MetricsProfiler}; the fork's sink from the trial's start. */
     private final MetricsSink metrics = MetricsSink.open();
 
     private FabricTrial(BenchmarkParams bp, String channelsParam, int minRanks, MemoryKind memory) {
@@ -101,7 +113,7 @@ public final class FabricTrial implements AutoCloseable {
             // Before the channels and buffers exist: binding must precede their first touch.
             locality = TrialLocality.establish(group, timeout, discovery.nics(), gpu != null ? gpu.device.pciBusId() : null,
                     Sysfs.system());
-            Deadline.yieldWhenIdle(TrialChecks.yieldWhenIdle(locality.oversubscribed()));
+            yieldWhenIdle = TrialChecks.yieldWhenIdle(locality.oversubscribed());
             List<NicInfo> mine = locality.nics;
             int n = requested > 0 ? requested : mine.size();
             channels = new Channel[n];
@@ -179,11 +191,13 @@ public final class FabricTrial implements AutoCloseable {
      * Largest write carrying data that {@code channel} posts in one operation: the endpoint's RMA
      * limit and at most {@link Channel#MAX_WRITE} ({@link Channel#maxWrite}).
      */
+    @Override
     public long maxWrite(int channel) {
         return channels[channel].maxWrite();
     }
 
     /** Allocates a page-aligned buffer owned by this trial. */
+    @Override
     public MemorySegment allocate(long bytes) {
         try {
             return arena.allocate(bytes, 4096);
@@ -223,7 +237,7 @@ public final class FabricTrial implements AutoCloseable {
 
     /**
      * Iteration start: remembers the iteration time (for barrier deadlines) and lines up all
-     * ranks; {@link RoundDriver#beginIteration} then runs the warm round.
+     * ranks; {@code RoundDriver.beginIteration} then runs the warm round.
      */
     void startIteration(IterationParams ip) {
         long n = iterations.start(ip);
@@ -236,10 +250,49 @@ public final class FabricTrial implements AutoCloseable {
     }
 
     /** This rank's channel {@code c} (0 .. {@link #channelCount()} - 1). */
+    @Override
     public Channel channel(int c) {
         return channels[c];
     }
 
+    @Override
+    public int rank() {
+        return rank;
+    }
+
+    @Override
+    public int size() {
+        return size;
+    }
+
+    @Override
+    public Completion completion() {
+        return completion;
+    }
+
+    @Override
+    public long endedRounds() {
+        return iterations.endedRounds();
+    }
+
+    @Override
+    public MemoryRegion register(int c, MemorySegment buf) {
+        MemoryRegion mr = channels[c].register(buf);
+        own(mr);
+        return mr;
+    }
+
+    @Override
+    public List<byte[]> allgather(String what, byte[] mine) {
+        return group.allgather(what, mine, timeout);
+    }
+
+    @Override
+    public void watch(StallWitness witness) {
+        paths.watch(witness);
+    }
+
+    @Override
     public int channelCount() {
         return channels.length;
     }
@@ -250,6 +303,7 @@ public final class FabricTrial implements AutoCloseable {
     }
 
     /** fi_addr of rank {@code r}'s channel {@code c}, as inserted into this rank's channel {@code c}. */
+    @Override
     public long peer(int r, int c) {
         return peer[r][c];
     }
@@ -259,7 +313,7 @@ public final class FabricTrial implements AutoCloseable {
         return gpu;
     }
 
-    /** Where this trial's measuring code reports what {@link MetricsProfiler} turns into metrics. */
+    /** Where this trial's measuring code reports what {@code MetricsProfiler} turns into metrics. */
     public MetricsSink metrics() {
         return metrics;
     }
@@ -280,18 +334,6 @@ public final class FabricTrial implements AutoCloseable {
      */
     public void verdicts(String what, String mine) {
         Verdicts.exchange(group, what, mine, waitBudget(), metrics);
-    }
-
-    /**
-     * Builds the benchmark's rounds on this trial, gives their traffic to the trial's
-     * {@link MetricsSink} and records provenance; a failure fails the whole group.
-     */
-    public <R extends Rounds> RoundDriver rounds(Function<FabricTrial, R> make) {
-        try {
-            return RoundDriver.build(this, make.apply(this));
-        } catch (RuntimeException e) {
-            throw fail(e);
-        }
     }
 
     /**
@@ -319,6 +361,7 @@ public final class FabricTrial implements AutoCloseable {
      * x chunks) would have {@code wanted}: it paces, posting the rest as completions come back.
      * Said once, by rank 0, and in provenance as writes_in_flight.
      */
+    @Override
     public void notePaced(int wanted, int held) {
         if (paced == null && rank == 0) {
             System.out.println("# efabench: " + config + ": the window would put " + wanted + " operations in flight on a channel"
@@ -329,8 +372,19 @@ public final class FabricTrial implements AutoCloseable {
     }
 
     /** A deadline of {@link #timeout} for one wait of this trial's rounds; a stall past a quarter of it is announced. */
+    @Override
     public Deadline deadline() {
-        return new Deadline(group, timeout, paths);
+        return deadline(timeout);
+    }
+
+    /** A deadline of {@code budget} for one wait; stalls announced as {@link #deadline()}'s are. */
+    public Deadline deadline(Duration budget) {
+        return new Deadline(group, budget, paths, yieldWhenIdle);
+    }
+
+    /** Whether waits give the CPU away (this process's ranks outnumber its CPUs): see {@link Deadline}. */
+    public boolean yieldsWhenIdle() {
+        return yieldWhenIdle;
     }
 
     /** Both ends of every channel, and the line a stalled wait adds ({@link TrialPaths}). */

@@ -1,6 +1,11 @@
-package io.efabench.harness;
+package io.efabench.harness.trial;
+
+import java.util.function.Function;
 
 import org.openjdk.jmh.infra.IterationParams;
+import io.efabench.harness.Metrics;
+import io.efabench.harness.MetricsSink;
+import io.efabench.harness.Traffic;
 
 /**
  * Drives one benchmark's {@link Rounds} through JMH's callbacks on this rank: the leader's side on
@@ -15,8 +20,19 @@ public final class RoundDriver {
     private long nicBytesAtStart = -1;
     private long invocations;
 
-    /** Gives {@code r}'s traffic to the trial's {@link MetricsSink}, records provenance, and drives {@code r}. */
-    static RoundDriver build(FabricTrial t, Rounds r) {
+    /**
+     * Builds the benchmark's rounds on trial {@code t}, gives their traffic to the trial's
+     * {@link MetricsSink}, records provenance, and drives them; a failure fails the whole group.
+     */
+    public static RoundDriver open(FabricTrial t, Function<FabricTrial, ? extends Rounds> make) {
+        try {
+            return build(t, make.apply(t));
+        } catch (RuntimeException e) {
+            throw t.fail(e);
+        }
+    }
+
+    private static RoundDriver build(FabricTrial t, Rounds r) {
         MetricsSink metrics = t.metrics();
         metrics.traffic(new Traffic(r.bytesPerInvocation(), r.transfersPerInvocation(), r.linkGbps(), t.rank,
                 r.invocationIsLatency()));

@@ -1,4 +1,6 @@
-package io.efabench.harness;
+package io.efabench.harness.trial;
+
+import io.efabench.harness.SeedRound;
 
 /**
  * One fabric benchmark's side of the round protocol of docs/DESIGN.md: what the leader and the

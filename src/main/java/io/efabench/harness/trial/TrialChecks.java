@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.trial;
 
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -6,6 +6,8 @@ import java.util.Set;
 
 import io.efabench.fabric.NicInfo;
 import io.efabench.topology.InstanceType;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.Sizes;
 
 /**
  * What a trial checks of its input and its environment before it trusts them, each a function
@@ -106,7 +108,7 @@ public final class TrialChecks {
     }
 
     /** The one-line refusal of a {@code bytes} message on {@code nic} whose sends stop at {@code max}, else null. */
-    static String sendTooLarge(long bytes, long max, NicInfo nic) {
+    public static String sendTooLarge(long bytes, long max, NicInfo nic) {
         if (max <= 0 || bytes <= max) {
             return null;
         }
@@ -116,7 +118,7 @@ public final class TrialChecks {
     }
 
     /**
-     * Busy-polling waits yield ({@link Deadline}) when this host's ranks outnumber the CPUs they
+     * Busy-polling waits yield ({@code Deadline}) when this host's ranks outnumber the CPUs they
      * may run on together ({@link TrialLocality#oversubscribed}); EFABENCH_YIELD=0/1 overrides.
      * Recorded in provenance.
      */

@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.trial;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
@@ -10,6 +10,7 @@ import io.efabench.fabric.Channel;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
 import io.efabench.rank.RankGroup;
+import io.efabench.harness.BenchmarkSetupException;
 
 /**
  * What the ranks of a trial swap over the rank group at setup: every channel's fabric address

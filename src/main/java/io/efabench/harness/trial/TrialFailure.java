@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.trial;
 
 import java.time.Duration;
 
@@ -6,6 +6,7 @@ import io.efabench.fabric.Channel;
 import io.efabench.fabric.FabricException;
 import io.efabench.rank.RankException;
 import io.efabench.rank.RankGroup;
+import io.efabench.harness.BenchmarkSetupException;
 
 /**
  * How a fabric trial fails: one line, the same on every rank. The failing rank marks the group

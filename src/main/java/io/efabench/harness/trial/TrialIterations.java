@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.trial;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;

@@ -1,10 +1,11 @@
-package io.efabench.harness;
+package io.efabench.harness.trial;
 
 import java.time.Duration;
 
 import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankException;
 import io.efabench.rank.RankGroup;
+import io.efabench.harness.BenchmarkSetupException;
 
 /**
  * How every trial starts, fabric or NVLink: this process's rank environment (torchrun, Open MPI,

@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.trial;
 
 import java.time.Duration;
 import java.util.Arrays;
@@ -11,6 +11,9 @@ import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankGroup;
 import io.efabench.topology.NicCounters;
 import io.efabench.topology.Sysfs;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.MemoryKind;
+import io.efabench.harness.memory.TrialGpu;
 
 /** The pieces {@link FabricTrial} opens that can fail in a way worth its own sentence (the GPU, fi_getinfo, the NIC counters), and its line on the call board. */
 final class TrialOpening {

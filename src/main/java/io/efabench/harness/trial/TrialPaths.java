@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.trial;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -6,6 +6,8 @@ import java.util.List;
 import io.efabench.rank.RankGroup;
 import io.efabench.topology.NicLink;
 import io.efabench.topology.Sysfs;
+import io.efabench.harness.engine.Deadline;
+import io.efabench.harness.engine.StallWitness;
 
 /**
  * Where each channel of a trial runs, for the line of a wait that failed or stalled: channel c is
@@ -15,7 +17,7 @@ import io.efabench.topology.Sysfs;
  * this rank whose link is not up now. A wait past a quarter of its budget is announced once and
  * again when it ends (a link that flapped and came back).
  */
-public final class TrialPaths implements Deadline.Stalls {
+public final class TrialPaths implements Deadline.Stalls, StallWitness.ChannelNames {
     private final RankGroup group;
     /** This rank's NIC (fabric domain) per channel. */
     private final String[] mine;
@@ -44,6 +46,7 @@ public final class TrialPaths implements Deadline.Stalls {
     }
 
     /** "channel 1 (rail 1: NIC rail1 on n1 <-> NIC rail1 on n2)": both ends of channel {@code c} to {@code peer}. */
+    @Override
     public String channel(int c, int peer) {
         return "channel " + c + " (rail " + c % rails + ": NIC " + mine[c] + " on " + group.host(group.rank()) + " <-> NIC "
                 + theirs[peer][c] + " on " + group.host(peer) + ")";

@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.trial;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -9,6 +9,8 @@ import io.efabench.fabric.Discovery;
 import io.efabench.fabric.NicInfo;
 import io.efabench.fabric.NicPath;
 import io.efabench.provenance.ProvenanceFragments;
+import io.efabench.harness.MemoryKind;
+import io.efabench.harness.memory.TrialBuffer;
 
 /** What a trial records of itself for the results (io.efabench.provenance.ProvenanceFragments), once its rounds are built. */
 final class TrialProvenance {
@@ -108,7 +110,7 @@ final class TrialProvenance {
         facts.put("nic_counters", t.nicCounters != null ? t.nicCounters.describe()
                 : "none (tcp/shm, or no RDMA byte counters in sysfs for these NICs): no nic_bytes_ratio");
         facts.put("ranks", t.size);
-        facts.put("waits_yield", Deadline.yieldsWhenIdle());
+        facts.put("waits_yield", t.yieldsWhenIdle());
         facts.put("writes_in_flight", t.paced != null ? t.paced : "as planned");
         // How setup and this rank's memory grow with the rank count (README "Rank counts").
         facts.put("rendezvous_ms", t.joinedNanos / 1_000_000);

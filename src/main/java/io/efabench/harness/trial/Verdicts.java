@@ -1,10 +1,12 @@
-package io.efabench.harness;
+package io.efabench.harness.trial;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 
 import java.time.Duration;
 
 import io.efabench.rank.RankGroup;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.MetricsSink;
 
 /**
  * The end of a checked round, on every rank: each passes null (its bytes were right) or its

@@ -1,8 +1,12 @@
-package io.efabench.harness;
+package io.efabench.harness.write;
 
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.Layout;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.OpPlan;
-import io.efabench.harness.Layout;
+import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.Rounds;
+
 
 /**
  * The shape Write and Read share: rank 0 and every other rank as a target, in the seed's layouts

@@ -1,12 +1,18 @@
-package io.efabench.harness;
+package io.efabench.harness.write;
 
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.Layout;
+import io.efabench.harness.TestHooks;
+import io.efabench.harness.engine.Deadline;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.LocalCompletions;
-import io.efabench.harness.Layout;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.engine.WriteEngine;
+import io.efabench.harness.memory.Payload;
+import io.efabench.harness.memory.TrialBuffer;
+import io.efabench.harness.trial.FabricTrial;
 
 /**
  * RDMA reads, rank 0 from ranks 1..N-1 (fi_readmsg; fabtests' {@code fi_rma_bw -o read},
@@ -214,7 +220,7 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
 
     /** Reads the CQs (which serves rank 0's reads) until the leader's END says more than {@code after}. */
     private long serveUntilEndAfter(long after) {
-        Deadline wait = new Deadline(t.group, t.waitBudget()).start();
+        Deadline wait = t.deadline(t.waitBudget()).start();
         long ended;
         while ((ended = t.iterations.endedRounds()) <= after) {
             engine.progress();

@@ -1,20 +1,26 @@
-package io.efabench.harness;
+package io.efabench.harness.write;
 
 import io.efabench.fabric.InjectTarget;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
+
+import org.openjdk.jmh.annotations.CompilerControl;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.Layout;
+import io.efabench.harness.MemoryKind;
+import io.efabench.harness.TestHooks;
+import io.efabench.harness.engine.Deadline;
 import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.LocalCompletions;
 import io.efabench.harness.engine.OpPlan;
-import io.efabench.harness.Layout;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.engine.WriteEngine;
+import io.efabench.harness.memory.TrialBuffer;
+import io.efabench.harness.trial.FabricTrial;
 
-import org.openjdk.jmh.annotations.CompilerControl;
-
-/** Rank 0 of {@link WriteRounds}: posts the rounds, reaps, takes the acks, runs the checked pass. */
+/** Rank 0 of Write ({@code WriteRounds}): posts the rounds, reaps, takes the acks, runs the checked pass. */
 final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
-    private final WriteRounds w;
+    private final WriteShape w;
     private final FabricTrial t;
     private final OpPlan plan;
     private final TrialBuffer src;
@@ -37,7 +43,7 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
     private int kind = Immediate.DATA;
     private int peerInFlight = -1;
 
-    WriteLeader(WriteRounds w, TrialBuffer src, RemoteRegion[][] dstOf, boolean inject) {
+    WriteLeader(WriteShape w, TrialBuffer src, RemoteRegion[][] dstOf, boolean inject) {
         this.w = w;
         this.t = w.t;
         this.plan = w.plan;

@@ -1,8 +1,11 @@
-package io.efabench.harness;
+package io.efabench.harness.write;
 
+import io.efabench.harness.Layout;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
-import io.efabench.harness.Layout;
+import io.efabench.harness.memory.TrialBuffer;
+import io.efabench.harness.trial.FabricTrial;
+
 
 /**
  * RDMA writes with immediate data, rank 0 to ranks 1..N-1, in the leader-driven round protocol
@@ -25,19 +28,7 @@ import io.efabench.harness.Layout;
 public final class WriteRounds extends OneToManyRounds {
     /** Rounds a target may lag behind in LOCAL mode with a window under 16. */
     static final int LOCAL_CREDITS = 16;
-    final boolean remote;
-    final int credits;
-    final int ackEvery;
-
-    // Test hooks (docs/DESIGN.md), read once at setup.
-    final long corruptOffset = TestHooks.integer("EFABENCH_CORRUPT_OFFSET");
-    /** Checked pass: target k's data goes to target k % (N-1) + 1. */
-    final boolean swapTargets = TestHooks.integer("EFABENCH_TEST_SWAP_TARGETS") == 1;
-    /** Checked pass: the last write of every round to this target is never posted, or -1. */
-    final long dropWriteTo = TestHooks.integer("EFABENCH_TEST_DROP_WRITE");
-    /** Targets skip the clear, checked writes carry only 64 bytes of payload: the rest is stale. */
-    final boolean skipClear = TestHooks.integer("EFABENCH_TEST_SKIP_CLEAR") == 1;
-
+    private final WriteShape shape;
     private final WriteLeader leader;
     private final WriteTarget target;
 
@@ -48,21 +39,21 @@ public final class WriteRounds extends OneToManyRounds {
     public WriteRounds(FabricTrial t, Layout layout, boolean remote, long size, int windowParam, boolean inject,
             String slotsParam) {
         super(requireImmediates(t), layout, size, windowParam, slotsParam, "write");
-        this.remote = remote;
-        this.credits = remote ? window : Math.max(LOCAL_CREDITS, window);
+        int credits = remote ? window : Math.max(LOCAL_CREDITS, window);
         // REMOTE: one ack per window (its last round asks for it anyway); LOCAL: twice per credit span.
-        this.ackEvery = remote ? window : Math.max(1, credits / 2);
+        shape = new WriteShape(t, layout, size, targets, slots, window, plan, remote, credits,
+                remote ? window : Math.max(1, credits / 2));
         // The leader reads slots x targets source blocks; a target receives slots blocks; the leader's
         // own target region is never written (one page, for the exchange).
         TrialBuffer src = t.rank == 0 ? t.buffer(Footprint.bufferBytes(slots, size * targets)) : null;
         TrialBuffer dst = t.buffer(t.rank == 0 ? 4096 : Footprint.bufferBytes(slots, size));
         var dstOf = t.exchange("write target regions", dst.regions());
         if (t.rank == 0) {
-            leader = new WriteLeader(this, src, dstOf, inject);
+            leader = new WriteLeader(shape, src, dstOf, inject);
             target = null;
         } else {
             leader = null;
-            target = new WriteTarget(this, dst);
+            target = new WriteTarget(shape, dst);
         }
     }
 
@@ -70,16 +61,6 @@ public final class WriteRounds extends OneToManyRounds {
     private static FabricTrial requireImmediates(FabricTrial t) {
         Immediate.requireCarried(t.channels(), t.size);
         return t;
-    }
-
-    /**
-     * Most writes of one round on one channel to one target, times the rounds a target may hold
-     * unserved (credits + 1): what its CQ and FI_RX_CQ_DATA receives must take, per channel.
-     */
-    long[] unservedPerChannel() {
-        long[] n = new long[t.channelCount()];
-        java.util.Arrays.fill(n, (credits + 1L) * plan.maxPerPeerChannel(t.size, t.channelCount()));
-        return n;
     }
 
     @Override

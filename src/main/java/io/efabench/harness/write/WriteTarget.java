@@ -1,19 +1,23 @@
-package io.efabench.harness;
+package io.efabench.harness.write;
 
 import io.efabench.harness.engine.Follower;
 import io.efabench.harness.engine.Footprint;
+import io.efabench.harness.memory.Payload;
+import io.efabench.harness.memory.TrialBuffer;
+import io.efabench.harness.trial.FabricTrial;
+
 
 /**
- * Ranks 1..N-1 of {@link WriteRounds}: the shared {@link Follower} serves and acks the rounds;
+ * Ranks 1..N-1 of Write ({@code WriteRounds}): the shared {@link Follower} serves and acks the rounds;
  * this class clears the target region before the checked pass and checks every slot of it.
  */
 final class WriteTarget {
-    private final WriteRounds w;
+    private final WriteShape w;
     private final FabricTrial t;
     private final TrialBuffer dst;
     final Follower follower;
 
-    WriteTarget(WriteRounds w, TrialBuffer dst) {
+    WriteTarget(WriteShape w, TrialBuffer dst) {
         this.w = w;
         this.t = w.t;
         this.dst = dst;

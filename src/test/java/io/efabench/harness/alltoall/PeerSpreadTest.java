@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.alltoall;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import io.efabench.harness.Metrics;
 
 /** The spread's summaries: min/p50/max over pairs, and the slowest rank as the max per invocation. */
 class PeerSpreadTest {

@@ -11,8 +11,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
-
 import io.efabench.harness.BenchmarkSetupException;
+
 
 /**
  * A receive the provider refuses (-FI_EAGAIN) until it progresses, as efa does when its receive

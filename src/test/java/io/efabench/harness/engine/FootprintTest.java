@@ -5,8 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
-
 import io.efabench.harness.BenchmarkSetupException;
+
 
 class FootprintTest {
     private static final long M = 1L << 20;

@@ -16,9 +16,8 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-
 import io.efabench.harness.BenchmarkSetupException;
-import io.efabench.harness.Deadline;
+
 
 /**
  * The scheduler against a fake port: a serial link on a virtual clock that takes

@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.proxy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -17,10 +17,10 @@ import io.efabench.cuda.CudaContext;
 import io.efabench.cuda.CudaDevice;
 import io.efabench.cuda.CudaStream;
 import io.efabench.cuda.PinnedHostBuffer;
-import io.efabench.harness.engine.Immediate;
 import io.efabench.proxy.Mailbox;
 import io.efabench.proxy.ProxyKernels;
 import io.efabench.proxy.RequestRing;
+import io.efabench.harness.engine.Immediate;
 
 /**
  * The proxy experiment's two producers: the direct baseline's {@link HostProducer} on its own

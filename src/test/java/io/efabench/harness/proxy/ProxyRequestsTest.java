@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.proxy;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;

@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.trial;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,6 +9,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.engine.Deadline;
 
 /**
  * A wait past a quarter of its budget is announced once, and its end once the next wait starts
@@ -38,7 +40,7 @@ class DeadlineStallsTest {
 
     @Test
     void aStallIsAnnouncedOnceAndItsEndSaid() {
-        Deadline d = new Deadline(null, Duration.ofMillis(800), stalls).start();
+        Deadline d = new Deadline(null, Duration.ofMillis(800), stalls, false).start();
         spinFor(d, 400); // past a quarter (200 ms), within the budget
         assertEquals(List.of("stalled waiting for the ack 3 12"), heard);
         d.start(); // the next wait: the last one ended
@@ -49,7 +51,7 @@ class DeadlineStallsTest {
 
     @Test
     void aShortWaitIsNotAStall() {
-        Deadline d = new Deadline(null, Duration.ofSeconds(4), stalls).start();
+        Deadline d = new Deadline(null, Duration.ofSeconds(4), stalls, false).start();
         spinFor(d, 100);
         d.start();
         assertEquals(List.of(), heard);
@@ -57,7 +59,7 @@ class DeadlineStallsTest {
 
     @Test
     void aWaitThatRunsOutFailsNamingItsPeerAndIsNotResumed() {
-        Deadline d = new Deadline(null, Duration.ofMillis(200), stalls).start();
+        Deadline d = new Deadline(null, Duration.ofMillis(200), stalls, false).start();
         BenchmarkSetupException e = assertThrows(BenchmarkSetupException.class, () -> spinFor(d, 5_000));
         assertEquals(3, e.peer());
         assertTrue(e.getMessage().contains("waiting for the ack (round 12) with rank 3 did not complete"), e.getMessage());

@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.trial;
 
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
+import io.efabench.harness.BenchmarkSetupException;
 
 /** Channel k of every rank on rail k: a plan with the same rails in another order is refused in one line. */
 class RailAlignmentTest {

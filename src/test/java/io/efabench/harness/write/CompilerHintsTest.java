@@ -1,4 +1,4 @@
-package io.efabench.harness;
+package io.efabench.harness.write;
 
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -26,7 +26,7 @@ class CompilerHintsTest {
             hints = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         }
         List<String> lines = hints.lines().map(String::strip).toList();
-        for (String method : List.of("io/efabench/harness/WriteLeader.postOp", "io/efabench/harness/WriteLeader.send",
+        for (String method : List.of("io/efabench/harness/write/WriteLeader.postOp", "io/efabench/harness/write/WriteLeader.send",
                 "io/efabench/harness/engine/WriteEngine.inject")) {
             assertTrue(lines.contains("inline," + method), "not forced inline: " + method + " in\n" + hints);
         }

@@ -1,0 +1,59 @@
+package io.efabench.harness.write;
+
+import io.efabench.harness.Layout;
+import io.efabench.harness.TestHooks;
+import io.efabench.harness.engine.OpPlan;
+import io.efabench.harness.trial.FabricTrial;
+
+/**
+ * What Write's leader and targets both read of the workload ({@link WriteRounds} makes it): the
+ * shape of a round, the credits and acks of the protocol, and the test hooks, read once at setup.
+ */
+final class WriteShape {
+    final FabricTrial t;
+    final Layout layout;
+    final long size;
+    final int targets;
+    final int slots;
+    final int window;
+    /** Rank 0's plan, adopted by every rank. */
+    final OpPlan plan;
+    final boolean remote;
+    /** Rounds the leader may be ahead of a target's ack. */
+    final int credits;
+    /** Served rounds between two cumulative acks. */
+    final int ackEvery;
+
+    // Test hooks (docs/DESIGN.md), read once at setup.
+    final long corruptOffset = TestHooks.integer("EFABENCH_CORRUPT_OFFSET");
+    /** Checked pass: target k's data goes to target k % (N-1) + 1. */
+    final boolean swapTargets = TestHooks.integer("EFABENCH_TEST_SWAP_TARGETS") == 1;
+    /** Checked pass: the last write of every round to this target is never posted, or -1. */
+    final long dropWriteTo = TestHooks.integer("EFABENCH_TEST_DROP_WRITE");
+    /** Targets skip the clear, checked writes carry only 64 bytes of payload: the rest is stale. */
+    final boolean skipClear = TestHooks.integer("EFABENCH_TEST_SKIP_CLEAR") == 1;
+
+    WriteShape(FabricTrial t, Layout layout, long size, int targets, int slots, int window, OpPlan plan, boolean remote,
+            int credits, int ackEvery) {
+        this.t = t;
+        this.layout = layout;
+        this.size = size;
+        this.targets = targets;
+        this.slots = slots;
+        this.window = window;
+        this.plan = plan;
+        this.remote = remote;
+        this.credits = credits;
+        this.ackEvery = ackEvery;
+    }
+
+    /**
+     * Most writes of one round on one channel to one target, times the rounds a target may hold
+     * unserved (credits + 1): what its CQ and FI_RX_CQ_DATA receives must take, per channel.
+     */
+    long[] unservedPerChannel() {
+        long[] n = new long[t.channelCount()];
+        java.util.Arrays.fill(n, (credits + 1L) * plan.maxPerPeerChannel(t.size, t.channelCount()));
+        return n;
+    }
+}
