@@ -129,10 +129,8 @@ public final class OpPlan {
         switch (layout) {
             case SINGLE -> addChunks(ops, t.maxWrite(0), peer, 0, 0, size);
             case MULTI -> {
-                long stripe = size / nch;
                 for (int c = 0; c < nch; c++) {
-                    long off = c * stripe;
-                    addChunks(ops, t.maxWrite(c), peer, c, off, c == nch - 1 ? size - off : stripe);
+                    addChunks(ops, t.maxWrite(c), peer, c, Stripes.offset(size, nch, c), Stripes.length(size, nch, c));
                 }
             }
             case ROUND_ROBIN -> {

@@ -8,6 +8,7 @@ import io.efabench.proxy.Mailbox;
 import io.efabench.proxy.RequestRing;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.TestHooks;
+import io.efabench.harness.engine.Stripes;
 import io.efabench.harness.engine.WriteEngine;
 import io.efabench.harness.trial.FabricTrial;
 
@@ -70,7 +71,9 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     /** Offset in the request of its next byte to post, and where the current stripe ends. */
     private long pOff;
     private long pStripeEnd;
-    private long pStripe;
+    /** The pending request's first channel and how many it is striped over. */
+    private int pFirstChannel;
+    private int pParts;
 
     /**
      * @param host the direct baseline's producer (requests made on this thread instead of taken
@@ -195,14 +198,14 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
         pOff = 0;
         if (req.channel == ProxyRequests.ALL_CHANNELS) {
             pChannel = 0;
-            pLastChannel = t.channelCount() - 1;
-            pStripe = req.bytes / t.channelCount();
+            pParts = t.channelCount();
         } else {
             pChannel = req.channel;
-            pLastChannel = req.channel;
-            pStripe = req.bytes;
+            pParts = 1;
         }
-        pStripeEnd = pChannel == pLastChannel ? req.bytes : pStripe;
+        pFirstChannel = pChannel;
+        pLastChannel = pChannel + pParts - 1;
+        pStripeEnd = Stripes.length(req.bytes, pParts, 0);
         return true;
     }
 
@@ -243,8 +246,9 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
             return false;
         }
         pChannel++;
-        pOff = pStripeEnd;
-        pStripeEnd = pChannel == pLastChannel ? req.bytes : pOff + pStripe;
+        int stripe = pChannel - pFirstChannel;
+        pOff = Stripes.offset(req.bytes, pParts, stripe);
+        pStripeEnd = pOff + Stripes.length(req.bytes, pParts, stripe);
         return true;
     }
 

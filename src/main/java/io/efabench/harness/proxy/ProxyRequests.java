@@ -1,6 +1,7 @@
 package io.efabench.harness.proxy;
 
 import io.efabench.proxy.RequestRing;
+import io.efabench.harness.engine.Stripes;
 
 /**
  * What a proxy request may say (proxy.cu writes the same codes) and the rules the proxy checks
@@ -43,23 +44,17 @@ final class ProxyRequests {
     /**
      * Writes one request of {@code bytes} turns into on channels with write limits {@code maxWrite}:
      * one per channel (or per stripe for {@link #ALL_CHANNELS}: bytes / channels each, the last
-     * one taking the rest, empty stripes skipped), each cut at the channel's limit.
+     * one taking the rest, empty stripes skipped: {@link Stripes}), each cut at the channel's limit.
      */
     static int writesFor(long bytes, int channelHint, long[] maxWrite) {
-        int n = 0;
         if (channelHint != ALL_CHANNELS) {
-            return (int) ceilDiv(bytes, maxWrite[channelHint]);
+            return Stripes.writes(bytes, maxWrite[channelHint]);
         }
-        long stripe = bytes / maxWrite.length;
+        int n = 0;
         for (int c = 0; c < maxWrite.length; c++) {
-            long len = c == maxWrite.length - 1 ? bytes - stripe * c : stripe;
-            n += (int) ceilDiv(len, maxWrite[c]);
+            n += Stripes.writes(Stripes.length(bytes, maxWrite.length, c), maxWrite[c]);
         }
         return n;
-    }
-
-    private static long ceilDiv(long a, long b) {
-        return a <= 0 ? 0 : (a + b - 1) / b;
     }
 
     private ProxyRequests() {
