@@ -12,7 +12,9 @@
 #     SendRecv SingleDevice vs fi_rdm_pingpong -D cuda, 4K / 1M / 64M), before and after.
 # Every step under a timeout; run folders packed into $OUT/runs.tgz. Carry .devcarry with jdk/,
 # benchmarks.jar, before.jar, build-libfabric-cuda.sh, libfabric-2.6.0-src.tgz (with fabtests).
-# Usage on a 4-GPU device: OUT=... [ROUNDS=2] docs/perf/house-ab-gpu.sh
+# Issue 46 (the harness in sub-packages) ran it in two calls: STEPS=host IPC=0 WINDOWS="1 64", then
+# STEPS=sendrecv,device: docs/PERFORMANCE.md, "Before and after the house refactor (issue 46)".
+# Usage on a 4-GPU device: OUT=... [ROUNDS=2] [IPC=0] [WINDOWS="1 64"] [STEPS=host,sendrecv,device] docs/perf/house-ab-gpu.sh
 set -uo pipefail
 carry=$PWD/.devcarry
 export JAVA_HOME=$carry/jdk EFABENCH_JAR=$carry/benchmarks.jar EFABENCH_RESULTS=$OUT/results
@@ -24,6 +26,9 @@ if [[ ! -x /opt/lf/bin/fi_rma_bw ]]; then
     bash "$carry/build-libfabric-cuda.sh" /opt/lf > "$OUT/libfabric-build.txt" 2>&1 || { cat "$OUT/libfabric-build.txt"; exit 1; }
 fi
 export LD_LIBRARY_PATH=/opt/lf/lib PATH=/opt/lf/bin:$PATH LIBFABRIC_HOME=/opt/lf
+steps=",${STEPS:-host,sendrecv,device},"
+ipc_a= ipc_b=
+if [[ ${IPC:-1} == 1 ]]; then
 el "IpcBenchmark halves on GPUs 0,1 and 2,3; host comparisons on CPUs 2/3"
 timeout 330 env CUDA_VISIBLE_DEVICES=0,1 taskset -c 8-35 ./run-jmh.sh --ranks 2 IpcBenchmark.write \
     -p shape=1x256,1x1024,16x256,128x256 > "$OUT/ipc-half-a.txt" 2>&1 &
@@ -32,25 +37,31 @@ sleep 2  # the run folders are named by the second they start
 timeout 330 env CUDA_VISIBLE_DEVICES=2,3 taskset -c 36-63 ./run-jmh.sh --ranks 2 IpcBenchmark \
     -p shape=1smx1024,2smx1024,4smx512 > "$OUT/ipc-half-b.txt" 2>&1 &
 ipc_b=$!
+fi
 {
     for r in $(seq "${ROUNDS:-2}"); do
+        [[ $steps == *,host,* ]] || break
         for jar in before benchmarks; do
             echo "## round $r, $jar.jar"
-            COMPLETION=remote CPU_A=2 CPU_B=3 docs/perf/write-vs-fi_rma_bw.sh "$carry/$jar.jar" 1 "64" "64 4K 1M"
+            COMPLETION=remote CPU_A=2 CPU_B=3 docs/perf/write-vs-fi_rma_bw.sh "$carry/$jar.jar" 1 "${WINDOWS:-64}" "64 4K 1M"
         done
     done
     for jar in before benchmarks; do
+        [[ $steps == *,sendrecv,* ]] || break
         echo "## SendRecv host, $jar.jar"
         MEMORY=host BENCHES=sendrecv SIZES="4K:4096 1M:1048576" JMH_TIMES="-wi 2 -w 1s -i 3 -r 1s" \
             docs/perf/device-vs-fabtests.sh "$carry/$jar.jar" 1 "$OUT/host-$jar"
     done
 } > "$OUT/host-ab.txt" 2>&1
 el "host comparisons done"
-wait "$ipc_a"; echo "ipc half a rc $?" >> "$OUT/ipc-half-a.txt"
-wait "$ipc_b"; echo "ipc half b rc $?" >> "$OUT/ipc-half-b.txt"
-el "IPC done"
+if [[ -n $ipc_a ]]; then
+    wait "$ipc_a"; echo "ipc half a rc $?" >> "$OUT/ipc-half-a.txt"
+    wait "$ipc_b"; echo "ipc half b rc $?" >> "$OUT/ipc-half-b.txt"
+    el "IPC done"
+fi
 # The device tool's call ends at 600 s: each device run gets what is left, at most 80 s.
 for jar in before benchmarks; do
+    [[ $steps == *,device,* ]] || break
     left=$(( (560 - ($(date +%s) - t0)) / 2 )); ((left > 80)) && left=80
     ((left < 30)) && { echo "## device memory, $jar.jar: skipped, $left s left"; continue; }
     echo "## device memory, $jar.jar"
