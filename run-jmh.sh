@@ -35,7 +35,7 @@ MIN_JAVA=25
 # single-instance lock (/tmp/jmh.lock) must not apply.
 RANK_JVM_FLAGS=(--enable-native-access=ALL-UNNAMED --sun-misc-unsafe-memory-access=allow -Djmh.ignoreLock=true)
 # glibc gives each new thread (JMH runs each trial on new ones) a malloc arena: under -f 0 rank 0's
-# RSS grew ~55 MB per trial (docs/PERFORMANCE.md). Set in the environment: glibc reads it at start.
+# RSS grew per trial (docs/perf/journal/house-and-allocation.md). Set in the environment: glibc reads it at start.
 export MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2}
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

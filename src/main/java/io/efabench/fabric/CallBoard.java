@@ -196,7 +196,7 @@ public final class CallBoard {
      * is bounded (the engine reads the CQs every few injects and at every wait), and an inject that
      * never returns still leaves the line unchanged, so the watchdog still names it. The reason:
      * a run of 64 injects costs one bracket where it cost 64, and that was worth ~17% of the 64-byte
-     * rate on the H100 host (docs/PERFORMANCE.md, issue 19).
+     * rate on the H100 host (docs/perf/journal/write-64B-gap.md, issue 19).
      */
     static final class Slot {
         private final CallBoard board;

@@ -30,7 +30,7 @@ final class DiscoveryHints {
      * benchmark of one thread pays that mutex without atomics (glibc skips them in a process
      * with one thread); a JVM, many threads, pays a locked pair per CQ read: on the dev VM 23-36% of
      * a busy-polling target's cycles, and 2-10% of a 64 B window-1 round over shm
-     * (docs/PERFORMANCE.md, issue 19). Only providers measured with it are asked; every other
+     * (docs/perf/journal/write-64B-gap.md, issue 19). Only providers measured with it are asked; every other
      * keeps the provider's default progress model.
      */
     static final java.util.Set<String> CONTROL_UNIFIED_PROVIDERS = java.util.Set.of("shm");

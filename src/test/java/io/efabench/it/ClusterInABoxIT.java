@@ -45,7 +45,7 @@ class ClusterInABoxIT {
     /** Each rail's goodput node 1 -> node 2, Gbps, measured once the testbed is up. */
     private static final double[] GOODPUT = new double[RAILS];
     private static String skip;
-    /** The testbed table (docs/PERFORMANCE.md): benchmark, config, rails, ours, link goodput, ratio; printed at the end. */
+    /** The testbed table (docs/perf/journal/cluster-in-a-box.md): benchmark, config, rails, ours, link goodput, ratio; printed at the end. */
     private static final List<String> TABLE = new ArrayList<>();
 
     /** One row: {@code ours} against {@code rails} x the rail's own goodput. */
@@ -264,7 +264,7 @@ class ClusterInABoxIT {
      * Slurm across the nodes, one task each: the all-to-all held against each rank's bottleneck. At
      * 150 Mbit: 4 nodes x 2 rails at 400 Mbit move ~2.8 Gbps through the kernel's veths, bridges and
      * tbf, what this 2-core machine's TCP carries at all, and MultiPin then read no more than
-     * SinglePin (docs/PERFORMANCE.md, "The cluster on one machine").
+     * SinglePin (docs/perf/journal/cluster-in-a-box.md, "The cluster on one machine").
      */
     @Test
     void srunAllToAllAcrossFourNodesHoldsToEachRanksBottleneck() throws Exception {

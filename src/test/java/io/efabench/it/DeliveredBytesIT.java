@@ -24,7 +24,7 @@ import com.google.gson.JsonParser;
  * -r 300ms, 59 at -r 2s and 33 at window 1 on this kind of machine: the writes still in flight at
  * the end of an iteration were counted, and the drain was free.
  *
- * <p>The dev and CI machines swing 2x between runs and within one (docs/PERFORMANCE.md): the
+ * <p>The dev and CI machines swing 2x between runs and within one (docs/perf/journal/write-vs-fi_rma_bw.md): the
  * runs are compared as {@link #assertShortEqualsLong} says.
  */
 class DeliveredBytesIT {
@@ -68,7 +68,7 @@ class DeliveredBytesIT {
      * Runs the deep window and window 1 with short and with long iterations and compares the best
      * iteration of each: in each run the deep window reads at most 1.5x window 1, and the two runs
      * agree within 15%. The dev and CI machines drop into a state about half as fast for seconds
-     * at a time, in any config (docs/PERFORMANCE.md): a slow state only ever lowers an iteration,
+     * at a time, in any config (docs/perf/journal/write-vs-fi_rma_bw.md): a slow state only ever lowers an iteration,
      * so the best iteration is the machine's rate, while counting posts raises it (the bug this
      * guards against read 4.6x between the two runs and 8x window 1, every time). The runs also
      * agree when their deep-window figures over their own window-1 figures agree within 15%, and

@@ -12,8 +12,8 @@ package io.efabench.harness.engine;
  * <p>Not a stream of rounds that each invocation tops up: counting one completion per invocation
  * with a window kept full across invocations depends on how the transport shares bandwidth among
  * the writes in flight. shm and tcp move them side by side, so they complete in bursts of a
- * window, and an iteration read high or low by where it fell in a burst (Write 64M at window 64
- * on an H100 host: 21.6 +- 12.7 Gbps against fi_rma_bw's 41.8, docs/PERFORMANCE.md).
+ * window, and an iteration read high or low by where it fell in a burst (docs/perf/journal/
+ * write-vs-fi_rma_bw.md, "Counted = completed").
  *
  * <p>Schedulers (Write's leader-driven rounds, all-to-all's symmetric ones) keep END and their
  * followers; this class keeps only the order of posts and waits, so it is unit-tested against a
@@ -32,7 +32,7 @@ public final class RoundPipeline {
          * Posts rounds {@code first} .. {@code first + rounds - 1} in order, as {@link #post} would
          * one by one; {@code closesLast}: the last of them closes the window. The pipeline hands a
          * timed window over in one call, so a port can post it in one loop: at 64 B the per-round
-         * calls between two writes were a measurable part of the write (docs/PERFORMANCE.md, issue 19).
+         * calls between two writes were a measurable part of the write (docs/perf/journal/write-64B-gap.md, "64 B: the leader's per-round calls").
          */
         default void post(long first, int rounds, boolean closesLast) {
             for (int k = 0; k < rounds; k++) {

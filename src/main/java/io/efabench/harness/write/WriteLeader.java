@@ -173,8 +173,8 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
      * this method stays small enough for the JIT to inline into the round loop.
      *
      * <p>Forced inline (a JMH compiler hint for every fork): C2 refuses a callee whose own C2 code
-     * exceeds InlineSmallCode (this one ~4 KB), so the round loop's speed hung on compile order:
-     * 64 B at window 64 ran 1.5-1.7 Gbps in JVMs that refused it, 2-3.5 in others (PERFORMANCE.md).
+     * exceeds InlineSmallCode, so the round loop's speed hung on compile order (docs/perf/journal/
+     * write-64B-gap.md, "64 B: a JVM's speed hung on C2's compile order").
      */
     @CompilerControl(CompilerControl.Mode.INLINE)
     private void postOp(int i, long r) {

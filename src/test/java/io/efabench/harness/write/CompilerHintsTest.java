@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
  * turns {@code @CompilerControl(INLINE)} into META-INF/CompilerHints, which every fork gets as its
  * compile command file). Without them C2 may refuse the inline once the callee has big code of its
  * own, and 64 B writes at window 64 ran 1.28-1.82 Gbps in the dev VM's JVMs where it did, 2.48 where
- * it did not (docs/PERFORMANCE.md, issue 19).
+ * it did not (docs/perf/journal/write-64B-gap.md, issue 19).
  */
 class CompilerHintsTest {
     @Test
