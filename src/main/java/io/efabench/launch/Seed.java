@@ -10,7 +10,8 @@ import io.efabench.report.JmhResults;
 import io.efabench.report.ReportException;
 import io.efabench.report.SeedComparison;
 import io.efabench.report.SeedTables;
-import io.efabench.report.Sizes;
+import io.efabench.harness.Sizes;
+import io.efabench.harness.BenchmarkSetupException;
 
 /**
  * {@code ./run-jmh.sh seed write|sendrecv|all2all|proxy|ipc}: the seed's experiment with its
@@ -68,7 +69,7 @@ public final class Seed {
         try {
             System.out.print(run(args));
             System.exit(0);
-        } catch (IllegalArgumentException | ReportException e) {
+        } catch (IllegalArgumentException | ReportException | BenchmarkSetupException e) {
             System.err.println("run-jmh: " + e.getMessage());
             System.exit(2);
         }

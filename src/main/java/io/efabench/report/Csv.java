@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
+import io.efabench.harness.Sizes;
 
 /**
  * One CSV per experiment ({@code <stem>.csv}), one row per (config, params, size): long format

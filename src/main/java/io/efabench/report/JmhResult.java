@@ -2,6 +2,8 @@ package io.efabench.report;
 
 import java.util.Map;
 import java.util.TreeMap;
+import io.efabench.harness.Sizes;
+import io.efabench.harness.BenchmarkSetupException;
 
 /**
  * One entry of a JMH JSON result file: a benchmark method run with one set of params.
@@ -37,7 +39,14 @@ public record JmhResult(String benchmark, String mode, Map<String, String> param
     /** The {@code size} param in bytes, or -1 when the benchmark has none. */
     public long sizeBytes() {
         String size = params.get("size");
-        return size == null ? -1 : Sizes.parse(size);
+        if (size == null) {
+            return -1;
+        }
+        try {
+            return Sizes.parse(size);
+        } catch (BenchmarkSetupException e) {
+            throw new ReportException(e.getMessage());
+        }
     }
 
     /** "WriteBenchmark.write": the class's simple name and the method. */

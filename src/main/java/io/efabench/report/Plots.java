@@ -13,6 +13,7 @@ import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.style.AxesChartStyler;
 import org.knowm.xchart.style.Styler;
+import io.efabench.harness.Sizes;
 
 /**
  * PNG charts of one experiment, 1000x600: {@code <stem>-bandwidth.png} (Gbps vs size, log2

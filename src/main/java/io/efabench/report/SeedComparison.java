@@ -3,6 +3,7 @@ package io.efabench.report;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import io.efabench.harness.Sizes;
 
 /**
  * A run's table beside the seed's ({@link SeedTables}), cell by cell: our Gbps and Lat(us) by the

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.TreeSet;
+import io.efabench.harness.Sizes;
 
 /**
  * The Libefaxx seed's p5.48xlarge tables as data ({@code seed-p5.tsv} in the jar, taken from

@@ -3,6 +3,7 @@ package io.efabench.report;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import io.efabench.harness.Sizes;
 
 /**
  * Seed-style Markdown tables: {@code Size | Count | <config> Gbps | BusBW(%) | Lat(us)} repeated
@@ -47,7 +48,7 @@ public final class Table {
         for (long size : e.sizes()) {
             List<String> row = new ArrayList<>();
             row.add(size < 0 ? MISSING : Sizes.label(size));
-            row.add(size < 0 ? MISSING : Long.toString(Sizes.count(size)));
+            row.add(size < 0 ? MISSING : Long.toString(size / Float.BYTES) /* the seed's count: 4-byte floats */);
             for (String group : e.groups()) {
                 JmhResult r = e.cell(group, size);
                 double[] f = SeedUnit.figures(seed, r, size);

@@ -13,11 +13,13 @@ class SizesTest {
         assertEquals(1L << 20, Sizes.parse("1m"));
         assertEquals(1L << 30, Sizes.parse("1G"));
         assertEquals(123, Sizes.parse("123"));
+        assertEquals(64 * 1024, Sizes.parse("64KiB"), "the report's spelling is the same grammar");
+        assertEquals(1L << 30, Sizes.parse("1gb"));
     }
 
     @Test
     void rejectsBadSizesWithOneLine() {
-        for (String bad : new String[] {"12Q", "", "K", "-1K", "1.5M", "0"}) {
+        for (String bad : new String[] {"12Q", "", "K", "-1K", "1.5M", "0", "99999999999999G", "KiB"}) {
             BenchmarkSetupException e = assertThrows(BenchmarkSetupException.class, () -> Sizes.parse(bad));
             assertTrue(e.getMessage().contains("'" + bad + "'"), e.getMessage());
             assertTrue(!e.getMessage().contains("\n"));
@@ -27,9 +29,11 @@ class SizesTest {
 
     @Test
     void formatsLikeTheSeeds() {
-        assertEquals("256K", Sizes.format(256 << 10));
-        assertEquals("1M", Sizes.format(1 << 20));
-        assertEquals("1G", Sizes.format(1L << 30));
-        assertEquals("1000", Sizes.format(1000));
+        assertEquals("256K", Sizes.label(256 << 10));
+        assertEquals("1M", Sizes.label(1 << 20));
+        assertEquals("1G", Sizes.label(1L << 30));
+        assertEquals("1000", Sizes.label(1000));
+        assertEquals("3K", Sizes.label(3072));
+        assertEquals("512M", Sizes.label(512L << 20));
     }
 }

@@ -1,5 +1,6 @@
 package io.efabench.report;
 
+import io.efabench.harness.Sizes;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 

@@ -59,7 +59,7 @@ public final class TrialBuffer implements AutoCloseable {
         try {
             seg = arena.allocate(bytes, 4096);
         } catch (OutOfMemoryError e) {
-            throw new BenchmarkSetupException("rank " + rank + ": cannot allocate " + Sizes.format(bytes) + " of host memory");
+            throw new BenchmarkSetupException("rank " + rank + ": cannot allocate " + Sizes.label(bytes) + " of host memory");
         }
         HostPayload payload = new HostPayload(seg, gpu == null ? null : PinnedHostBuffer.register(gpu.context, seg));
         MemoryRegion[] mrs;
@@ -85,7 +85,7 @@ public final class TrialBuffer implements AutoCloseable {
         try {
             mem = DeviceBuffer.allocate(gpu.context, bytes).syncMemops();
         } catch (CudaException e) {
-            throw new BenchmarkSetupException("rank " + rank + ": cannot allocate " + Sizes.format(bytes)
+            throw new BenchmarkSetupException("rank " + rank + ": cannot allocate " + Sizes.label(bytes)
                     + " of device memory on GPU " + gpu.device.ordinal() + ": " + e.getMessage());
         }
         DevicePayload payload = new DevicePayload(gpu, mem);

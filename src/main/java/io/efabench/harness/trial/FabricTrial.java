@@ -202,7 +202,7 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
         try {
             return arena.allocate(bytes, 4096);
         } catch (OutOfMemoryError e) {
-            throw new BenchmarkSetupException("rank " + rank + ": cannot allocate " + Sizes.format(bytes) + " of host memory");
+            throw new BenchmarkSetupException("rank " + rank + ": cannot allocate " + Sizes.label(bytes) + " of host memory");
         }
     }
 

@@ -112,8 +112,8 @@ public final class TrialChecks {
         if (max <= 0 || bytes <= max) {
             return null;
         }
-        return "size=" + Sizes.format(bytes) + " is larger than the " + max + " bytes one message takes on " + nic.provider()
-                + " " + nic.domainName() + " (fabric " + nic.fabricName() + "); use sizes up to " + Sizes.format(max)
+        return "size=" + Sizes.label(bytes) + " is larger than the " + max + " bytes one message takes on " + nic.provider()
+                + " " + nic.domainName() + " (fabric " + nic.fabricName() + "); use sizes up to " + Sizes.label(max)
                 + (nic.fabricName().equals("efa-direct") ? " or the efa fabric (unset EFABENCH_FABRIC)" : "");
     }
 
