@@ -1,10 +1,11 @@
 package io.efabench.bench;
 
+import io.efabench.harness.MemoryConfig;
 import io.efabench.harness.MemoryKind;
 
 
 /** SendRecvBenchmark's configs, the seed's names: one channel, host or device memory. */
-public enum SendRecvConfig {
+public enum SendRecvConfig implements MemoryConfig {
     SingleHost(MemoryKind.HOST),
     SingleDevice(MemoryKind.DEVICE);
 
@@ -12,5 +13,10 @@ public enum SendRecvConfig {
 
     SendRecvConfig(MemoryKind memory) {
         this.memory = memory;
+    }
+
+    @Override
+    public MemoryKind memory() {
+        return memory;
     }
 }

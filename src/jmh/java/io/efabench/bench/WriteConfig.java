@@ -1,6 +1,7 @@
 package io.efabench.bench;
 
 import io.efabench.harness.Layout;
+import io.efabench.harness.MemoryConfig;
 import io.efabench.harness.MemoryKind;
 
 
@@ -9,7 +10,7 @@ import io.efabench.harness.MemoryKind;
  * RoundRobin) times a memory kind (Pin = host, DMA = device). In all-to-all, RoundRobin writes
  * peer p on channel (p + rank) % channels.
  */
-public enum WriteConfig {
+public enum WriteConfig implements MemoryConfig {
     SinglePin(Layout.SINGLE, MemoryKind.HOST),
     SingleDMA(Layout.SINGLE, MemoryKind.DEVICE),
     MultiPin(Layout.MULTI, MemoryKind.HOST),
@@ -23,5 +24,10 @@ public enum WriteConfig {
     WriteConfig(Layout layout, MemoryKind memory) {
         this.layout = layout;
         this.memory = memory;
+    }
+
+    @Override
+    public MemoryKind memory() {
+        return memory;
     }
 }

@@ -16,6 +16,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import io.efabench.harness.MemoryConfig;
+import io.efabench.harness.MemoryKind;
 import io.efabench.rank.RankException;
 import io.efabench.report.ReportException;
 
@@ -153,7 +155,7 @@ public final class Launch {
 
     /**
      * Where no GPU is visible: the selected benchmarks' default configs without the device ones
-     * (an enum config whose {@code memory} is DEVICE needs CUDA and fails its trial, which ends
+     * (an enum config that is a {@link MemoryConfig} of DEVICE memory needs CUDA and fails its trial, which ends
      * the run). Null when the user named configs ({@code -p config=}: theirs to choose) or no
      * default config needs a GPU. JMH's {@code -p} applies to every selected benchmark, so
      * benchmarks whose host configs differ cannot share one run: refused in one line.
@@ -200,12 +202,15 @@ public final class Launch {
         return new HostConfigs(host, List.copyOf(skipped));
     }
 
-    /** True when the enum constant {@code name} of {@code type} has {@code memory} DEVICE (false without such a field). */
+    /** True when the enum constant {@code name} of {@code type} is a {@link MemoryConfig} of device memory. */
     @SuppressWarnings({"unchecked", "rawtypes"})
     private static boolean needsGpu(Class<?> type, String name) {
+        if (!MemoryConfig.class.isAssignableFrom(type)) {
+            return false;
+        }
         try {
-            return type.getField("memory").get(Enum.valueOf((Class) type, name)) == io.efabench.harness.MemoryKind.DEVICE;
-        } catch (ReflectiveOperationException | IllegalArgumentException e) {
+            return ((MemoryConfig) Enum.valueOf((Class) type, name)).memory() == MemoryKind.DEVICE;
+        } catch (IllegalArgumentException e) {
             return false;
         }
     }
