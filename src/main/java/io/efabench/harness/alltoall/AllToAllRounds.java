@@ -10,7 +10,7 @@ import io.efabench.harness.engine.OpPlan;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.trial.FabricTrial;
 import io.efabench.harness.trial.Rounds;
-
+import io.efabench.harness.trial.Side;
 
 /**
  * All-to-all: in every round each rank writes {@code size} bytes with immediate data to each of
@@ -133,31 +133,7 @@ public final class AllToAllRounds implements Rounds {
         return t.linkGbps(Arrays.stream(plan.channel).distinct().toArray());
     }
 
-    @Override
-    public int peerInFlight() {
-        return port.arrivals.firstMissing();
-    }
-
     // ---- rounds --------------------------------------------------------------------------
-
-    /** Rank 0's timed invocation: a window of rounds, posted and completed. */
-    @Override
-    public void leaderRound() {
-        port.spread.invocationStarted();
-        pipeline.timed();
-        port.spread.invocationDone();
-    }
-
-    /** Any other rank's invocation: the same, or nothing once the rounds up to END are posted. */
-    @Override
-    public void followerRound() {
-        if (pastEnd()) {
-            return;
-        }
-        port.spread.invocationStarted();
-        pipeline.timed();
-        port.spread.invocationDone();
-    }
 
     /**
      * Follower: whether the next round lies past END. The wait for round next - W comes first:
@@ -171,18 +147,8 @@ public final class AllToAllRounds implements Rounds {
         return end >= 0 && next > end;
     }
 
-    @Override
-    public void leaderWarmRound() {
-        warmRound();
-    }
-
-    @Override
-    public void followerWarmRound() {
-        warmRound();
-    }
-
     /** Untimed, after the start barrier, on every rank: one whole round, then the clocks start. */
-    private void warmRound() {
+    private void warmUp() {
         port.finalEnd = -1;
         port.timed = false;
         pipeline.warm();
@@ -191,31 +157,6 @@ public final class AllToAllRounds implements Rounds {
     }
 
     // ---- end of an iteration --------------------------------------------------------------
-
-    @Override
-    public void leaderEndIteration() {
-        long end = pipeline.posted() + window; // no rank can have posted past this: it needs rank 0's round end - window
-        t.iterations.signalEnd(end);
-        port.timed = false;
-        port.kind = Immediate.FINAL;
-        try {
-            while (pipeline.posted() < end) {
-                pipeline.post();
-            }
-        } finally {
-            port.kind = Immediate.DATA;
-        }
-        finish(end);
-    }
-
-    @Override
-    public void followerEndIteration() {
-        port.timed = false;
-        while (!pastEnd()) {
-            pipeline.post();
-        }
-        finish(pipeline.posted());
-    }
 
     /** Everything up to {@code end} drained (uncounted), then the checked pass and the iteration's spread. */
     private void finish(long end) {
@@ -245,5 +186,83 @@ public final class AllToAllRounds implements Rounds {
         t.verdicts("all-to-all checked rounds " + (end + 1) + ".." + (end + slots), blocks.verify(end, layout));
     }
 
+    @Override
+    public Side side() {
+        return t.rank == 0 ? new LeaderSide() : new FollowerSide();
+    }
 
+    /** Rank 0: times the rounds and says END. */
+    private final class LeaderSide implements Side {
+        @Override
+        public void warmRound() {
+            warmUp();
+        }
+
+        /** Rank 0's timed invocation: a window of rounds, posted and completed. */
+        @Override
+        public void round() {
+            port.spread.invocationStarted();
+            pipeline.timed();
+            port.spread.invocationDone();
+        }
+
+        @Override
+        public void endIteration() {
+            long end = pipeline.posted() + window; // no rank can have posted past this: it needs rank 0's round end - window
+            t.iterations.signalEnd(end);
+            port.timed = false;
+            port.kind = Immediate.FINAL;
+            try {
+                while (pipeline.posted() < end) {
+                    pipeline.post();
+                }
+            } finally {
+                port.kind = Immediate.DATA;
+            }
+            finish(end);
+        }
+
+        @Override
+        public int peerInFlight() {
+            return peerAwaited();
+        }
+    }
+
+    /** Every other rank: the same rounds until rank 0's END. */
+    private final class FollowerSide implements Side {
+        @Override
+        public void warmRound() {
+            warmUp();
+        }
+
+        /** Any other rank's invocation: the same, or nothing once the rounds up to END are posted. */
+        @Override
+        public void round() {
+            if (pastEnd()) {
+                return;
+            }
+            port.spread.invocationStarted();
+            pipeline.timed();
+            port.spread.invocationDone();
+        }
+
+        @Override
+        public void endIteration() {
+            port.timed = false;
+            while (!pastEnd()) {
+                pipeline.post();
+            }
+            finish(pipeline.posted());
+        }
+
+        @Override
+        public int peerInFlight() {
+            return peerAwaited();
+        }
+    }
+
+    /** The peer rank the current wait is for, or -1 (failure lines). */
+    private int peerAwaited() {
+        return port.arrivals.firstMissing();
+    }
 }

@@ -11,6 +11,7 @@ import io.efabench.harness.memory.Payload;
 import io.efabench.harness.memory.TrialBuffer;
 import io.efabench.harness.trial.FabricTrial;
 import io.efabench.harness.trial.Rounds;
+import io.efabench.harness.trial.Side;
 import io.efabench.harness.trial.TrialChecks;
 
 /**
@@ -66,12 +67,6 @@ public final class PingPongRounds implements Rounds {
         }
     }
 
-    /** Payload bytes one leader invocation moves in one direction, over all targets. */
-    @Override
-    public int peerInFlight() {
-        return t.rank == 0 ? peerInFlight : 0;
-    }
-
     @Override
     public long bytesPerInvocation() {
         return 2 * size * (t.size - 1);
@@ -100,15 +95,6 @@ public final class PingPongRounds implements Rounds {
         return t.linkGbps(0);
     }
 
-    /** One timed round (leader): a ping-pong with every target in turn. */
-    @Override
-    public void leaderRound() {
-        round++;
-        for (int k = 1; k < t.size; k++) {
-            pingPong(k);
-        }
-    }
-
     private void pingPong(int k) {
         peerInFlight = k;
         recvDone = false;
@@ -122,32 +108,6 @@ public final class PingPongRounds implements Rounds {
         }
     }
 
-    /** Untimed, after the iteration's start barrier: one ping-pong with every target. */
-    @Override
-    public void leaderWarmRound() {
-        leaderRound();
-    }
-
-    @Override
-    public void followerWarmRound() {
-        followerRound();
-    }
-
-    /** One follower invocation: answer the next ping, or return at once after END. */
-    @Override
-    public void followerRound() {
-        deadline.start();
-        while (!recvDone) {
-            long ended = t.iterations.endedRounds();
-            if (ended >= 0 && served >= ended) {
-                return;
-            }
-            progress();
-            deadline.check("ping-pong (waiting for the ping)", 0);
-        }
-        answer();
-    }
-
     private void answer() {
         recvDone = false;
         sendDone = false;
@@ -159,60 +119,6 @@ public final class PingPongRounds implements Rounds {
             progress();
             deadline.check("ping-pong (sending the pong)", 0);
         }
-    }
-
-    @Override
-    public void leaderEndIteration() {
-        t.iterations.signalEnd(round);
-        t.barrier("buffers cleared for the checked round");
-        String verdict = null;
-        for (int k = 1; k < t.size; k++) {
-            sendBuf.fill(0, k, round);
-            if (corruptOffset >= 0) {
-                sendBuf.corrupt(corruptOffset);
-            }
-            recvBuf.clear();
-            pingPong(k);
-            if (verdict == null) {
-                try {
-                    recvBuf.verify(k, 0, round);
-                } catch (Payload.CorruptionException e) {
-                    verdict = e.getMessage() + " (SendRecv pong)";
-                }
-            }
-        }
-        t.verdicts("ping-pong checked round " + round, verdict);
-    }
-
-    @Override
-    public void followerEndIteration() {
-        // Keep serving: the leader may still be running rounds when this rank's JMH timer ends.
-        long ended;
-        while ((ended = t.iterations.endedRounds()) < 0 || served < ended) {
-            followerRound();
-        }
-        // The receive for the checked ping is already posted: clearing the buffer under it is
-        // safe because the leader sends only after this barrier.
-        recvBuf.clear();
-        t.barrier("buffers cleared for the checked round");
-        deadline.start();
-        while (!recvDone) {
-            progress();
-            deadline.check("waiting for the checked ping", 0);
-        }
-        String verdict = null;
-        try {
-            recvBuf.verify(0, t.rank, ended);
-        } catch (Payload.CorruptionException e) {
-            verdict = e.getMessage() + " (SendRecv ping)";
-        }
-        sendBuf.fill(t.rank, 0, ended);
-        if (corruptOffset >= 0) {
-            sendBuf.corrupt(corruptOffset); // a corrupted pong: the leader's check must catch it
-        }
-        answer();
-        served--; // the checked round is not a timed round
-        t.verdicts("ping-pong checked round " + ended, verdict);
     }
 
     // Post first and arm the deadline only when the provider pushes back (-FI_EAGAIN): the
@@ -251,5 +157,120 @@ public final class PingPongRounds implements Rounds {
                 sendDone = true;
             }
         }
+    }
+
+    @Override
+    public Side side() {
+        return t.rank == 0 ? new LeaderSide() : new FollowerSide();
+    }
+
+    /** Rank 0: pings every target in turn, runs the checked round. */
+    private final class LeaderSide implements Side {
+        /** Untimed, after the iteration's start barrier: one ping-pong with every target. */
+        @Override
+        public void warmRound() {
+            round();
+        }
+
+        /** One timed round (leader): a ping-pong with every target in turn. */
+        @Override
+        public void round() {
+            round++;
+            for (int k = 1; k < t.size; k++) {
+                pingPong(k);
+            }
+        }
+
+        @Override
+        public void endIteration() {
+            t.iterations.signalEnd(round);
+            t.barrier("buffers cleared for the checked round");
+            String verdict = null;
+            for (int k = 1; k < t.size; k++) {
+                sendBuf.fill(0, k, round);
+                if (corruptOffset >= 0) {
+                    sendBuf.corrupt(corruptOffset);
+                }
+                recvBuf.clear();
+                pingPong(k);
+                if (verdict == null) {
+                    try {
+                        recvBuf.verify(k, 0, round);
+                    } catch (Payload.CorruptionException e) {
+                        verdict = e.getMessage() + " (SendRecv pong)";
+                    }
+                }
+            }
+            t.verdicts("ping-pong checked round " + round, verdict);
+        }
+
+        @Override
+        public int peerInFlight() {
+            return peerAwaited();
+        }
+    }
+
+    /** Ranks 1..N-1: answer each ping until END, then the checked ping. */
+    private final class FollowerSide implements Side {
+        @Override
+        public void warmRound() {
+            round();
+        }
+
+        /** One follower invocation: answer the next ping, or return at once after END. */
+        @Override
+        public void round() {
+            deadline.start();
+            while (!recvDone) {
+                long ended = t.iterations.endedRounds();
+                if (ended >= 0 && served >= ended) {
+                    return;
+                }
+                progress();
+                deadline.check("ping-pong (waiting for the ping)", 0);
+            }
+            answer();
+        }
+
+        @Override
+        public void endIteration() {
+            // Keep serving: the leader may still be running rounds when this rank's JMH timer ends.
+            long ended;
+            while ((ended = t.iterations.endedRounds()) < 0 || served < ended) {
+                round();
+            }
+            // The receive for the checked ping is already posted: clearing the buffer under it is
+            // safe because the leader sends only after this barrier.
+            recvBuf.clear();
+            t.barrier("buffers cleared for the checked round");
+            deadline.start();
+            while (!recvDone) {
+                progress();
+                deadline.check("waiting for the checked ping", 0);
+            }
+            String verdict = null;
+            try {
+                recvBuf.verify(0, t.rank, ended);
+            } catch (Payload.CorruptionException e) {
+                verdict = e.getMessage() + " (SendRecv ping)";
+            }
+            sendBuf.fill(t.rank, 0, ended);
+            if (corruptOffset >= 0) {
+                sendBuf.corrupt(corruptOffset); // a corrupted pong: the leader's check must catch it
+            }
+            answer();
+            served--; // the checked round is not a timed round
+            t.verdicts("ping-pong checked round " + ended, verdict);
+        }
+
+        @Override
+        public int peerInFlight() {
+            return peerAwaited();
+        }
+    }
+
+    /** The peer rank the current wait is for, or -1 (failure lines). */
+    private int peerAwaited() {
+        return t.rank == 0 ? peerInFlight : 0;
     }
 }

@@ -12,13 +12,14 @@ import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.memory.TrialBuffer;
 import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.Side;
 
 /**
  * Rank 0 of the proxy ({@code ProxyRounds}): the producer (the resident kernel, or the Direct configs' host
  * producer), the request ring and mailbox it pushes through, the proxy thread that posts, and
  * the launches: rung, awaited on every target's ack, and the checked one after every iteration.
  */
-final class ProxyLeader {
+final class ProxyLeader implements Side {
     static final int RING_CELLS = 1024;
 
     private final ProxyShape p;
@@ -91,7 +92,8 @@ final class ProxyLeader {
     }
 
     /** Rings one launch of {@code rounds} rounds and waits until every target acked its last round. */
-    void timedLaunch() {
+    @Override
+    public void round() {
         long first = round + 1;
         round += p.rounds;
         ring(first);
@@ -99,10 +101,11 @@ final class ProxyLeader {
     }
 
     /** The iteration's first launch, untimed: starts the resident kernel (JMH may use another thread). */
-    void warmLaunch() {
+    @Override
+    public void warmRound() {
         t.gpu().context.makeCurrent();
         startKernel(0);
-        timedLaunch();
+        round();
     }
 
     /** Writes the pattern of (0, target, the launch's last round using the slot) into every source block the launch reads. */
@@ -210,7 +213,14 @@ final class ProxyLeader {
      * the launch writes gets the pattern of (0, target, the last round writing it) (by the kernel
      * itself with {@code fill}), and the launch is started, rung and awaited as a timed one.
      */
-    void endIteration() {
+    /** One target waits for this rank's proxy; with several, no single peer. */
+    @Override
+    public int peerInFlight() {
+        return t.size == 2 ? 1 : -1;
+    }
+
+    @Override
+    public void endIteration() {
         t.gpu().context.makeCurrent();
         awaitKernelStop(round);
         reportProducer();
@@ -223,7 +233,7 @@ final class ProxyLeader {
         proxy.checking(true);
         try {
             startKernel(corruptField);
-            timedLaunch();
+            round();
             awaitKernelStop(round);
         } finally {
             proxy.checking(false);

@@ -13,6 +13,7 @@ import io.efabench.harness.engine.WriteEngine;
 import io.efabench.harness.memory.TrialBuffer;
 import io.efabench.harness.trial.FabricTrial;
 import io.efabench.harness.trial.Rounds;
+import io.efabench.harness.trial.Side;
 
 /**
  * GPU-initiated writes through a CPU proxy (seed: experiments/proxy), in the leader-driven round
@@ -177,39 +178,10 @@ public final class ProxyRounds implements Rounds {
         return t.seedLinkGbps(shape.layout);
     }
 
-    @Override
-    public int peerInFlight() {
-        return t.rank == 0 ? (t.size == 2 ? 1 : -1) : 0;
-    }
-
-    @Override
-    public void leaderRound() {
-        leader.timedLaunch();
-    }
-
     /** The iteration's first launch, untimed: starts the resident kernel (JMH may use another thread). */
-    @Override
-    public void leaderWarmRound() {
-        leader.warmLaunch();
-    }
 
     @Override
-    public void leaderEndIteration() {
-        leader.endIteration();
-    }
-
-    @Override
-    public void followerRound() {
-        target.serveLaunch();
-    }
-
-    @Override
-    public void followerWarmRound() {
-        target.serveWarmLaunch();
-    }
-
-    @Override
-    public void followerEndIteration() {
-        target.endIteration();
+    public Side side() {
+        return leader != null ? leader : target;
     }
 }

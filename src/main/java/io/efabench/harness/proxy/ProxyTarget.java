@@ -5,6 +5,7 @@ import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.memory.Payload;
 import io.efabench.harness.memory.TrialBuffer;
 import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.Side;
 
 
 /**
@@ -12,7 +13,7 @@ import io.efabench.harness.trial.FabricTrial;
  * acks its last; after every iteration this class clears the target region, serves the checked
  * launch as a timed one and checks every byte of every slot it wrote.
  */
-final class ProxyTarget {
+final class ProxyTarget implements Side {
     private final ProxyShape p;
     private final FabricTrial t;
     private final TrialBuffer dst;
@@ -31,20 +32,29 @@ final class ProxyTarget {
     }
 
     /** Serves one launch: its rounds. */
-    void serveLaunch() {
+    @Override
+    public void round() {
         for (int q = 0; q < p.rounds; q++) {
             follower.serve("waiting for the proxy's writes of a round", true);
         }
     }
 
-    void serveWarmLaunch() {
+    @Override
+    public void warmRound() {
         for (int q = 0; q < p.rounds; q++) {
             follower.serve("waiting for the proxy's writes of the warm launch", false);
         }
     }
 
     /** Serve up to END, clear, serve the checked launch as a timed one, check every byte of every slot written. */
-    void endIteration() {
+    /** The leader: every write a target waits for is rank 0's. */
+    @Override
+    public int peerInFlight() {
+        return 0;
+    }
+
+    @Override
+    public void endIteration() {
         long ended = follower.serveToEnd();
         dst.clear();
         t.barrier("targets cleared for the checked proxy round");

@@ -16,7 +16,7 @@ import io.efabench.harness.Traffic;
 public final class RoundDriver {
     private final FabricTrial t;
     private final Rounds r;
-    private final boolean leader;
+    private final Side side;
     private long nicBytesAtStart = -1;
     private long invocations;
 
@@ -48,25 +48,21 @@ public final class RoundDriver {
     RoundDriver(FabricTrial t, Rounds r) {
         this.t = t;
         this.r = r;
-        this.leader = t.rank == 0;
+        this.side = r.side();
     }
 
     /**
      * Iteration setup: the trial's start barrier, then one untimed round ({@link
-     * Rounds#leaderWarmRound}): a rank leaves the barrier at its own pace, and the first timed
+     * Side#warmRound}): a rank leaves the barrier at its own pace, and the first timed
      * round would otherwise wait for the slowest one to get back into its polling loop (in
      * {@code -bm ss} with small batches that is most of the score).
      */
     public void beginIteration(IterationParams ip) {
         t.startIteration(ip);
         try {
-            if (leader) {
-                r.leaderWarmRound();
-            } else {
-                r.followerWarmRound();
-            }
+            side.warmRound();
         } catch (RuntimeException e) {
-            throw t.fail(e, r.peerInFlight());
+            throw t.fail(e, side.peerInFlight());
         }
         invocations = 0;
         nicBytesAtStart = t.nicCounters != null ? t.nicCounters.bytes() : -1;
@@ -75,14 +71,10 @@ public final class RoundDriver {
     /** One {@code @Benchmark} invocation: the leader's round on rank 0, a follower's elsewhere. */
     public void round() {
         try {
-            if (leader) {
-                r.leaderRound();
-                invocations++;
-            } else {
-                r.followerRound();
-            }
+            side.round();
+            invocations++;
         } catch (RuntimeException e) {
-            throw t.fail(e, r.peerInFlight());
+            throw t.fail(e, side.peerInFlight());
         }
     }
 
@@ -97,13 +89,9 @@ public final class RoundDriver {
             }
         }
         try {
-            if (leader) {
-                r.leaderEndIteration();
-            } else {
-                r.followerEndIteration();
-            }
+            side.endIteration();
         } catch (RuntimeException e) {
-            throw t.fail(e, r.peerInFlight());
+            throw t.fail(e, side.peerInFlight());
         }
     }
 }

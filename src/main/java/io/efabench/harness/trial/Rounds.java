@@ -3,9 +3,9 @@ package io.efabench.harness.trial;
 import io.efabench.harness.SeedRound;
 
 /**
- * One fabric benchmark's side of the round protocol of docs/DESIGN.md: what the leader and the
- * followers do per invocation and at the end of an iteration, and what an invocation moves.
- * {@link FabricTrial#round} and {@link FabricTrial#endIteration} pick the side for this rank.
+ * One fabric benchmark's rounds (the round protocol of docs/DESIGN.md): what an invocation moves,
+ * for the metrics, and this rank's {@link Side} in them, which {@link RoundDriver} drives through
+ * JMH's callbacks.
  */
 public interface Rounds {
     /** Payload bytes one leader invocation delivers, over all targets. */
@@ -67,26 +67,6 @@ public interface Rounds {
         return 1;
     }
 
-    /** The peer rank the current wait is for, or -1 when it is several or none (failure messages). */
-    default int peerInFlight() {
-        return -1;
-    }
-
-    void leaderRound();
-
-    /**
-     * Leader, right after the iteration's start barrier, untimed: one whole round that returns
-     * only when every target has served it, so no timed round pays for a follower that is still
-     * waking up from the barrier. It counts as a round (END includes it).
-     */
-    void leaderWarmRound();
-
-    /** Follower side of {@link #leaderWarmRound}: serve exactly that one round. */
-    void followerWarmRound();
-
-    void followerRound();
-
-    void leaderEndIteration();
-
-    void followerEndIteration();
+    /** This rank's side of the rounds: the leader's on rank 0, a follower's elsewhere; asked once. */
+    Side side();
 }

@@ -13,6 +13,7 @@ import io.efabench.harness.engine.WriteEngine;
 import io.efabench.harness.memory.Payload;
 import io.efabench.harness.memory.TrialBuffer;
 import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.Side;
 
 /**
  * RDMA reads, rank 0 from ranks 1..N-1 (fi_readmsg; fabtests' {@code fi_rma_bw -o read},
@@ -88,32 +89,6 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
     }
 
     @Override
-    public int peerInFlight() {
-        return peerInFlight;
-    }
-
-    @Override
-    public void leaderRound() {
-        pipeline.timed();
-    }
-
-    @Override
-    public void leaderWarmRound() {
-        pipeline.warm();
-    }
-
-    /** Targets have nothing to serve but the reads themselves, which their progress does. */
-    @Override
-    public void followerWarmRound() {
-        engine.progress();
-    }
-
-    @Override
-    public void followerRound() {
-        engine.progress();
-    }
-
-    @Override
     public void post(long r, boolean closesWindow) {
         local.begin(r);
         if (window == 1) { // the targets in turn, as Write's window 1
@@ -170,54 +145,6 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
         return peerInFlight >= 0 ? peerInFlight : 1;
     }
 
-    /**
-     * Rank 0's iteration teardown, untimed: the drain, END, then the checked pass once the targets
-     * filled their slots: {@code slots} rounds posted as timed rounds are, then END again (its
-     * count past the first), and every byte read is checked.
-     */
-    @Override
-    public void leaderEndIteration() {
-        pipeline.drain();
-        long end = pipeline.posted();
-        t.iterations.signalEnd(end);
-        buffer.clear();
-        t.barrier("read sources filled for the checked round");
-        checking = true;
-        fault.arm();
-        try {
-            for (int q = 1; q <= slots; q++) {
-                pipeline.post();
-            }
-            pipeline.drain();
-        } finally {
-            checking = false;
-        }
-        t.iterations.signalEnd(end + slots);
-        String verdict = null;
-        for (int q = 1; q <= slots && verdict == null; q++) {
-            int slot = Footprint.slotOf(end + q, slots);
-            for (int k = 1; k <= targets && verdict == null; k++) {
-                try {
-                    buffer.verify(block(slot, k), size, k, 0, end + q);
-                } catch (Payload.CorruptionException e) {
-                    verdict = e.getMessage() + " (read from rank " + k + ", slot " + slot + " of " + slots + ", " + layout
-                            + ", " + t.benchmark() + ")";
-                }
-            }
-        }
-        t.verdicts("read checked rounds " + (end + 1) + ".." + (end + slots), verdict);
-    }
-
-    /** A target's teardown: serve reads until END, fill the checked slots, serve the checked pass, verdicts. */
-    @Override
-    public void followerEndIteration() {
-        long end = serveUntilEndAfter(-1);
-        fillCheckedSlots(end);
-        t.barrier("read sources filled for the checked round");
-        serveUntilEndAfter(end);
-        t.verdicts("read checked rounds " + (end + 1) + ".." + (end + slots), null);
-    }
-
     /** Reads the CQs (which serves rank 0's reads) until the leader's END says more than {@code after}. */
     private long serveUntilEndAfter(long after) {
         Deadline wait = t.deadline(t.waitBudget()).start();
@@ -241,5 +168,100 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
     public void arrived(long data) {
         throw new BenchmarkSetupException("rank " + t.rank + ": a write with immediate data 0x" + Long.toHexString(data)
                 + " arrived, which read rounds never send");
+    }
+
+    @Override
+    public Side side() {
+        return t.rank == 0 ? new LeaderSide() : new FollowerSide();
+    }
+
+    /** Rank 0: reads every target's block per round, runs the checked pass. */
+    private final class LeaderSide implements Side {
+        @Override
+        public void warmRound() {
+            pipeline.warm();
+        }
+
+        @Override
+        public void round() {
+            pipeline.timed();
+        }
+
+        /**
+         * Rank 0's iteration teardown, untimed: the drain, END, then the checked pass once the targets
+         * filled their slots: {@code slots} rounds posted as timed rounds are, then END again (its
+         * count past the first), and every byte read is checked.
+         */
+        @Override
+        public void endIteration() {
+            pipeline.drain();
+            long end = pipeline.posted();
+            t.iterations.signalEnd(end);
+            buffer.clear();
+            t.barrier("read sources filled for the checked round");
+            checking = true;
+            fault.arm();
+            try {
+                for (int q = 1; q <= slots; q++) {
+                    pipeline.post();
+                }
+                pipeline.drain();
+            } finally {
+                checking = false;
+            }
+            t.iterations.signalEnd(end + slots);
+            String verdict = null;
+            for (int q = 1; q <= slots && verdict == null; q++) {
+                int slot = Footprint.slotOf(end + q, slots);
+                for (int k = 1; k <= targets && verdict == null; k++) {
+                    try {
+                        buffer.verify(block(slot, k), size, k, 0, end + q);
+                    } catch (Payload.CorruptionException e) {
+                        verdict = e.getMessage() + " (read from rank " + k + ", slot " + slot + " of " + slots + ", " + layout
+                                + ", " + t.benchmark() + ")";
+                    }
+                }
+            }
+            t.verdicts("read checked rounds " + (end + 1) + ".." + (end + slots), verdict);
+        }
+
+        @Override
+        public int peerInFlight() {
+            return peerAwaited();
+        }
+    }
+
+    /** Ranks 1..N-1: progress the reads rank 0 posts; fill the checked sources. */
+    private final class FollowerSide implements Side {
+        /** Targets have nothing to serve but the reads themselves, which their progress does. */
+        @Override
+        public void warmRound() {
+            engine.progress();
+        }
+
+        @Override
+        public void round() {
+            engine.progress();
+        }
+
+        /** A target's teardown: serve reads until END, fill the checked slots, serve the checked pass, verdicts. */
+        @Override
+        public void endIteration() {
+            long end = serveUntilEndAfter(-1);
+            fillCheckedSlots(end);
+            t.barrier("read sources filled for the checked round");
+            serveUntilEndAfter(end);
+            t.verdicts("read checked rounds " + (end + 1) + ".." + (end + slots), null);
+        }
+
+        @Override
+        public int peerInFlight() {
+            return peerAwaited();
+        }
+    }
+
+    /** The peer rank the current wait is for, or -1 (failure lines). */
+    private int peerAwaited() {
+        return peerInFlight;
     }
 }

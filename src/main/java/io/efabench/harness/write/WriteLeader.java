@@ -17,9 +17,10 @@ import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.engine.WriteEngine;
 import io.efabench.harness.memory.TrialBuffer;
 import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.Side;
 
 /** Rank 0 of Write ({@code WriteRounds}): posts the rounds, reaps, takes the acks, runs the checked pass. */
-final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
+final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
     private final WriteShape w;
     private final FabricTrial t;
     private final OpPlan plan;
@@ -91,11 +92,13 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
         return ((long) slot * w.targets + (target - 1)) * w.size;
     }
 
-    int peerInFlight() {
+    @Override
+    public int peerInFlight() {
         return peerInFlight;
     }
 
-    void timedRound() {
+    @Override
+    public void round() {
         pipeline.timed();
     }
 
@@ -107,7 +110,8 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
      * alone it completed ahead of the link, and the figure grew as iterations got shorter (1M at
      * window 64 over a 400 Mbit testbed link: 0.386-0.389 Gbps where TCP carries 0.383).
      */
-    void warmRound() {
+    @Override
+    public void warmRound() {
         long r = pipeline.warm();
         for (int k = 1; k < t.size; k++) {
             awaitAck(k, r);
@@ -268,7 +272,8 @@ final class WriteLeader implements RoundPipeline.Port, WriteEngine.Sink {
      * checked pass: {@code slots} rounds posted as timed rounds are, each slot's source blocks
      * filled with the pattern of (0, target, that slot's round).
      */
-    void endIteration() {
+    @Override
+    public void endIteration() {
         // END first: targets ack cumulatively every ackEvery rounds, and the last round once they know it.
         long end = pipeline.posted();
         t.iterations.signalEnd(end);

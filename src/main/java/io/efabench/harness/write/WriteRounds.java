@@ -5,7 +5,7 @@ import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.memory.TrialBuffer;
 import io.efabench.harness.trial.FabricTrial;
-
+import io.efabench.harness.trial.Side;
 
 /**
  * RDMA writes with immediate data, rank 0 to ranks 1..N-1, in the leader-driven round protocol
@@ -64,37 +64,7 @@ public final class WriteRounds extends OneToManyRounds {
     }
 
     @Override
-    public int peerInFlight() {
-        return leader != null ? leader.peerInFlight() : 0;
-    }
-
-    @Override
-    public void leaderRound() {
-        leader.timedRound();
-    }
-
-    @Override
-    public void leaderWarmRound() {
-        leader.warmRound();
-    }
-
-    @Override
-    public void leaderEndIteration() {
-        leader.endIteration();
-    }
-
-    @Override
-    public void followerRound() {
-        target.follower.serve("waiting for the writes of a round", true);
-    }
-
-    @Override
-    public void followerWarmRound() {
-        target.follower.warmRound();
-    }
-
-    @Override
-    public void followerEndIteration() {
-        target.endIteration();
+    public Side side() {
+        return leader != null ? leader : target;
     }
 }

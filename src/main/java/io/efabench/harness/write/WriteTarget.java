@@ -5,13 +5,14 @@ import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.memory.Payload;
 import io.efabench.harness.memory.TrialBuffer;
 import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.Side;
 
 
 /**
  * Ranks 1..N-1 of Write ({@code WriteRounds}): the shared {@link Follower} serves and acks the rounds;
  * this class clears the target region before the checked pass and checks every slot of it.
  */
-final class WriteTarget {
+final class WriteTarget implements Side {
     private final WriteShape w;
     private final FabricTrial t;
     private final TrialBuffer dst;
@@ -33,8 +34,25 @@ final class WriteTarget {
         follower.expectOnChannels(onChannel);
     }
 
+    @Override
+    public void warmRound() {
+        follower.warmRound();
+    }
+
+    @Override
+    public void round() {
+        follower.serve("waiting for the writes of a round", true);
+    }
+
+    /** The leader: every write a target waits for is rank 0's. */
+    @Override
+    public int peerInFlight() {
+        return 0;
+    }
+
     /** Iteration teardown: serve up to END, clear, then serve and verify the checked pass, slot by slot. */
-    void endIteration() {
+    @Override
+    public void endIteration() {
         long ended = follower.serveToEnd();
         if (!w.skipClear) {
             dst.clear();
