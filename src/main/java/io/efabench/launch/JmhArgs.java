@@ -42,7 +42,7 @@ final class JmhArgs {
                         + " leave it out");
             }
         }
-        Launch.checkParams(args.toArray(String[]::new));
+        JmhSelection.checkParams(args.toArray(String[]::new));
     }
 
     /**

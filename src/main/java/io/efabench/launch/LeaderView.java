@@ -59,7 +59,7 @@ public final class LeaderView {
         if (args.length >= 2 && args[0].equals("view")) {
             String total;
             try {
-                total = Long.toString(Launch.forks(Arrays.copyOfRange(args, 2, args.length)));
+                total = Long.toString(JmhSelection.forks(Arrays.copyOfRange(args, 2, args.length)));
             } catch (RuntimeException e) {
                 total = "?"; // JMH will say what is wrong with its arguments itself
             }

@@ -72,7 +72,7 @@ final class RunFolder {
             String slurmHosts = env.getOrDefault("SLURM_JOB_NODELIST", "");
             List<String> hosts = List.of(local || slurmHosts.isEmpty() ? a.host() : slurmHosts);
             try {
-                ProvenanceFragments.writeFragment(dir, ProvenanceFragments.LAUNCHER, Launch.facts(a.mode(), a.world(),
+                ProvenanceFragments.writeFragment(dir, ProvenanceFragments.LAUNCHER, RunFacts.facts(a.mode(), a.world(),
                         a.provider().isEmpty() ? null : a.provider(), hosts, a.jmh(), a.commandLine(),
                         Path.of(env.getOrDefault("EFABENCH_ROOT", "."))));
             } catch (RuntimeException e) {

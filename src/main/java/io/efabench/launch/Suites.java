@@ -34,7 +34,7 @@ final class Suites {
         List<Suite> suites = new ArrayList<>();
         if (!jmhArgs.isEmpty()) {
             List<String> args = new ArrayList<>(jmhArgs);
-            Launch.HostConfigs h = gpuVisible ? null : Launch.hostConfigs(jmhArgs.toArray(String[]::new));
+            JmhSelection.HostConfigs h = gpuVisible ? null : JmhSelection.hostConfigs(jmhArgs.toArray(String[]::new));
             if (h != null) {
                 notes.add("no GPU visible here: skipping the device configs (" + String.join(", ", h.skipped())
                         + "); running -p config=" + String.join(",", h.host()));

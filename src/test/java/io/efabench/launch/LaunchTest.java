@@ -19,7 +19,7 @@ class LaunchTest {
 
     @Test
     void provenanceFactsHaveTheLaunchersKeys() {
-        Map<String, Object> f = Launch.facts("slurm", 4, null, List.of("a", "b"), List.of("WriteBenchmark", "-p", "size=1M"),
+        Map<String, Object> f = RunFacts.facts("slurm", 4, null, List.of("a", "b"), List.of("WriteBenchmark", "-p", "size=1M"),
                 "./run-jmh.sh WriteBenchmark", Path.of("."));
         assertEquals(List.of("timestamp", "git_commit", "git_dirty", "command_line", "jmh_args", "mode", "ranks", "provider",
                 "hosts", "java", "java_home", "kernel", "cpu_model", "cpus"), List.copyOf(f.keySet()));
@@ -31,39 +31,39 @@ class LaunchTest {
     @Test
     void anUnknownConfigIsRefusedWithTheNamesItTakes() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> Launch.checkParams(new String[] {"SendRecvBenchmark", "-p", "config=Nope", "-p", "size=4K"}));
+                () -> JmhSelection.checkParams(new String[] {"SendRecvBenchmark", "-p", "config=Nope", "-p", "size=4K"}));
         assertEquals("-p config=Nope: SendRecvBenchmark takes SingleHost, SingleDevice", e.getMessage());
         assertThrows(IllegalArgumentException.class,
-                () -> Launch.checkParams(new String[] {"WriteBenchmark", "-p", "config=SinglePin,Bogus"}));
-        Launch.checkParams(new String[] {"WriteBenchmark", "-p", "config=SinglePin,MultiDMA", "-p", "size=Whatever"});
-        Launch.checkParams(new String[] {"ProxyBenchmark", "-p", "config=ProxySingle,DirectSingle"});
+                () -> JmhSelection.checkParams(new String[] {"WriteBenchmark", "-p", "config=SinglePin,Bogus"}));
+        JmhSelection.checkParams(new String[] {"WriteBenchmark", "-p", "config=SinglePin,MultiDMA", "-p", "size=Whatever"});
+        JmhSelection.checkParams(new String[] {"ProxyBenchmark", "-p", "config=ProxySingle,DirectSingle"});
         assertThrows(IllegalArgumentException.class,
-                () -> Launch.checkParams(new String[] {"ProxyBenchmark", "-p", "config=SingleDMA"}), "renamed: DirectSingle");
+                () -> JmhSelection.checkParams(new String[] {"ProxyBenchmark", "-p", "config=SingleDMA"}), "renamed: DirectSingle");
     }
 
     /** The progress total: benchmarks x modes x param combinations x forks, as JMH will run them. */
     @Test
     void forksCountWhatJmhWillRun() {
-        assertEquals(8, Launch.forks(new String[] {"WriteBenchmark", "-p", "size=64K,1M", "-p", "config=SinglePin,MultiPin",
+        assertEquals(8, JmhSelection.forks(new String[] {"WriteBenchmark", "-p", "size=64K,1M", "-p", "config=SinglePin,MultiPin",
             "-f", "1"}), "2 sizes x 2 configs x 2 completions");
-        assertEquals(2 * 6 * 2, Launch.forks(new String[] {"AllToAll", "-bm", "avgt,sample", "-f", "2", "-p", "size=1M"}));
-        assertEquals(0, Launch.forks(new String[] {"NoSuchBenchmark"}));
+        assertEquals(2 * 6 * 2, JmhSelection.forks(new String[] {"AllToAll", "-bm", "avgt,sample", "-f", "2", "-p", "size=1M"}));
+        assertEquals(0, JmhSelection.forks(new String[] {"NoSuchBenchmark"}));
         org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                () -> Launch.forks(new String[] {"-zz"}));
+                () -> JmhSelection.forks(new String[] {"-zz"}));
     }
 
     /** No GPU visible: a benchmark's host configs run, its device configs are named as skipped. */
     @Test
     void withoutAGpuTheHostConfigsRunAndTheDeviceOnesAreNamed() {
-        assertEquals(new Launch.HostConfigs(java.util.List.of("SingleHost"), java.util.List.of("SingleDevice")),
-                Launch.hostConfigs(new String[] {"SendRecvBenchmark", "-p", "size=4K"}));
-        assertEquals(new Launch.HostConfigs(java.util.List.of("SinglePin", "MultiPin", "RoundRobinPin"),
+        assertEquals(new JmhSelection.HostConfigs(java.util.List.of("SingleHost"), java.util.List.of("SingleDevice")),
+                JmhSelection.hostConfigs(new String[] {"SendRecvBenchmark", "-p", "size=4K"}));
+        assertEquals(new JmhSelection.HostConfigs(java.util.List.of("SinglePin", "MultiPin", "RoundRobinPin"),
                 java.util.List.of("SingleDMA", "MultiDMA", "RoundRobinDMA")),
-                Launch.hostConfigs(new String[] {"WriteBenchmark|AllToAllBenchmark"}), "the same host configs: one run");
+                JmhSelection.hostConfigs(new String[] {"WriteBenchmark|AllToAllBenchmark"}), "the same host configs: one run");
         org.junit.jupiter.api.Assertions.assertNull(
-                Launch.hostConfigs(new String[] {"WriteBenchmark", "-p", "config=SingleDMA"}), "named configs are the user's");
+                JmhSelection.hostConfigs(new String[] {"WriteBenchmark", "-p", "config=SingleDMA"}), "named configs are the user's");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> Launch.hostConfigs(new String[] {"SendRecvBenchmark|WriteBenchmark"}));
+                () -> JmhSelection.hostConfigs(new String[] {"SendRecvBenchmark|WriteBenchmark"}));
         org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("one at a time"), e.getMessage());
     }
 }
