@@ -26,6 +26,7 @@ import io.efabench.cuda.KernelArgs;
 import io.efabench.cuda.KernelCompiler;
 import io.efabench.cuda.CudaModule;
 import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.ipc.IpcRig;
 import io.efabench.harness.Sizes;
 import io.efabench.harness.Traffic;
 

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 
 import io.efabench.cuda.Cuda;
 import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.ipc.IpcRig;
 
 class IpcSetupTest {
 

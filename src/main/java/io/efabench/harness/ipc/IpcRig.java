@@ -1,4 +1,4 @@
-package io.efabench.bench;
+package io.efabench.harness.ipc;
 
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -52,46 +52,46 @@ import io.efabench.harness.trial.Verdicts;
  * <p>Timed transfers are enqueued behind a gate kernel that spins until the host opens it, so
  * the CUDA events bracket only GPU work, not the host's enqueueing (nvbandwidth does the same).
  */
-final class IpcRig implements AutoCloseable {
+public final class IpcRig implements AutoCloseable {
     /** Inboxes start this far into their allocation, so the IPC offset is exercised (the reference loses it). */
     static final long INBOX_OFFSET = 4096;
-    static final long KERNEL_TIMEOUT_NS = 10_000_000_000L;
+    public static final long KERNEL_TIMEOUT_NS = 10_000_000_000L;
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
     private static final long GATE_VALUE = 0;
     private static final long GATE_STATUS = 4;
     /** Status words of other kernels (ping, pong) in the pinned host page. */
-    static final long STATUS_A = 8;
-    static final long STATUS_B = 12;
+    public static final long STATUS_A = 8;
+    public static final long STATUS_B = 12;
 
-    final RankGroup group;
-    final int rank;
-    final int world;
-    final boolean leader;
-    final Duration timeout;
-    final long timeoutNanos;
+    public final RankGroup group;
+    public final int rank;
+    public final int world;
+    public final boolean leader;
+    public final Duration timeout;
+    public final long timeoutNanos;
     /** This trial's name in provenance file names ({@link TrialKey#tag}), as the fabric trials'. */
     private final String tag;
     /** This rank's GPU, context, stream and pattern kernels (the harness's GPU part of a trial). */
     TrialGpu gpu;
-    CudaDevice device;
-    CudaContext context;
-    CudaStream stream;
-    PatternKernels pattern;
-    CudaModule flags;
+    public CudaDevice device;
+    public CudaContext context;
+    public CudaStream stream;
+    public PatternKernels pattern;
+    public CudaModule flags;
     private Kernel gate;
     private KernelArgs gateArgs;
-    PinnedHostBuffer host;
+    public PinnedHostBuffer host;
     /** This rank's inbox, or null. */
-    DeviceMemory inbox;
+    public DeviceMemory inbox;
     /** Other ranks' inboxes mapped here, by rank (null where none). */
-    IpcHandle.PeerMapping[] peers;
+    public IpcHandle.PeerMapping[] peers;
     String[] busIds;
     /** Leader: events around the transfer to each peer, by rank. */
     CudaEvent[] start;
     CudaEvent[] stop;
     private int gateSeq;
     /** What this trial reports to the metrics profiler: its traffic, CUDA-event times and checked rounds. */
-    final MetricsSink metrics = MetricsSink.open();
+    public final MetricsSink metrics = MetricsSink.open();
     /** Everything setUp opens, closed in tiers: events and mappings, then memory, then the GPU. */
     private final TrialResources resources = new TrialResources();
 
@@ -111,12 +111,12 @@ final class IpcRig implements AutoCloseable {
      * @param leaderInbox   bytes of rank 0's inbox (0: none)
      * @param followerInbox bytes of every other rank's inbox (0: none)
      */
-    static IpcRig open(BenchmarkParams bp, long leaderInbox, long followerInbox) {
+    public static IpcRig open(BenchmarkParams bp, long leaderInbox, long followerInbox) {
         return open(TrialKey.of(bp), TrialKey.tag(bp), leaderInbox, followerInbox);
     }
 
     /** {@link #open(BenchmarkParams, long, long)} with the trial's key and file-name tag given. */
-    static IpcRig open(String key, String tag, long leaderInbox, long followerInbox) {
+    public static IpcRig open(String key, String tag, long leaderInbox, long followerInbox) {
         Cuda.unavailableReason().ifPresent(reason -> {
             throw new BenchmarkSetupException(reason);
         });
@@ -226,7 +226,7 @@ final class IpcRig implements AutoCloseable {
 
     /** Enqueues one transfer to {@code peer} on {@link #stream}. */
     @FunctionalInterface
-    interface Transfer {
+    public interface Transfer {
         void enqueue(int peer);
     }
 
@@ -234,7 +234,7 @@ final class IpcRig implements AutoCloseable {
      * Leader: one timed round: the transfer to each peer in turn, each between its events,
      * all held behind the gate until enqueued. Adds the summed GPU time to the trial's {@link MetricsSink}.
      */
-    void timedRound(Transfer transfer) {
+    public void timedRound(Transfer transfer) {
         context.makeCurrent();
         int seq = ++gateSeq;
         gateArgs.u32(1, seq);
@@ -257,11 +257,11 @@ final class IpcRig implements AutoCloseable {
     }
 
     /** Status word written by a kernel into the pinned host page (0 = fine). */
-    int status(long offset) {
+    public int status(long offset) {
         return (int) INT.getVolatile(host.segment(), offset);
     }
 
-    void clearStatus(long offset) {
+    public void clearStatus(long offset) {
         INT.setVolatile(host.segment(), offset, 0);
     }
 
@@ -274,7 +274,7 @@ final class IpcRig implements AutoCloseable {
      *
      * @param prepare rank 0's preparation per peer (fill a source buffer), may be null
      */
-    void checkedRound(long round, String what, Transfer prepare, Transfer transfer) {
+    public void checkedRound(long round, String what, Transfer prepare, Transfer transfer) {
         context.makeCurrent();
         if (!leader && inbox != null) {
             inbox.fill((byte) 0);
@@ -303,7 +303,7 @@ final class IpcRig implements AutoCloseable {
     }
 
     /** Summed one-direction NVLink speed from rank 0 to every peer, as Gbps for busbw_pct; 0 when any is unknown. */
-    double linkGbps(long bytesPerPeer) {
+    public double linkGbps(long bytesPerPeer) {
         double idealSeconds = 0;
         for (int p = 1; p < world; p++) {
             NvLink link = NvLink.between(device, busIds[p]);
@@ -330,7 +330,7 @@ final class IpcRig implements AutoCloseable {
     }
 
     /** One line for the log: GPUs, driver, NVLink per pair. */
-    String provenance() {
+    public String provenance() {
         StringBuilder s = new StringBuilder(String.format(Locale.ROOT, "ipc: rank 0 on %s %s (%d SMs, %s), driver %s (CUDA %s), NVRTC %s",
                 device.name(), device.pciBusId(), device.smCount(), device.arch(), NvLink.driverVersion(),
                 Cuda.driverVersionText(), KernelCompiler.nvrtcDescription()));
@@ -341,7 +341,7 @@ final class IpcRig implements AutoCloseable {
         return s.toString();
     }
 
-    void barrier(String what) {
+    public void barrier(String what) {
         group.barrier(what, timeout);
     }
 
