@@ -40,6 +40,19 @@ public final class Cuda {
         static final Driver DRIVER = load();
     }
 
+    /**
+     * Whether the dynamic loader finds the CUDA runtime as {@code libcudart.so} (unversioned), the
+     * name libfabric's CUDA support loads it by.
+     */
+    public static boolean runtimeLoadsByPlainName() {
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.SymbolLookup.libraryLookup("libcudart.so", arena);
+            return true;
+        } catch (IllegalArgumentException notFound) {
+            return false;
+        }
+    }
+
     /** Why CUDA cannot be used here (one line), or empty when the driver loaded and initialised. */
     public static Optional<String> unavailableReason() {
         return Optional.ofNullable(Holder.DRIVER.failure());

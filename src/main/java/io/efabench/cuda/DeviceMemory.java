@@ -21,6 +21,15 @@ public interface DeviceMemory {
 
     long byteSize();
 
+    /**
+     * The range as a segment, for handing its address to a library that takes device pointers
+     * (fi_mr_regattr with FI_HMEM_CUDA). Its address is a device virtual address: never read or
+     * write it from the host.
+     */
+    default MemorySegment addressRange() {
+        return MemorySegment.ofAddress(deviceAddress()).reinterpret(byteSize());
+    }
+
     /** A view of {@code length} bytes at {@code offset}; the owner keeps the memory alive. */
     default DeviceMemory slice(long offset, long length) {
         if (offset < 0 || length < 0 || offset + length > byteSize()) {

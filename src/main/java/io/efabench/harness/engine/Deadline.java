@@ -1,6 +1,7 @@
 package io.efabench.harness.engine;
 
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 
 import io.efabench.rank.RankGroup;
 import io.efabench.harness.BenchmarkSetupException;
@@ -73,6 +74,26 @@ public final class Deadline {
         expiresAt = UNARMED;
         spins = 0;
         return this;
+    }
+
+    /**
+     * The wait-with-deadline loop, once: returns when {@code done} says so, calling {@code
+     * progress} between two looks and failing the wait (naming {@code operation}, {@code peer} and
+     * {@code round}) when the group fails or the budget is spent. The clock is armed only when the
+     * first look says not done. For waits off the per-round path (a post the provider refused, a
+     * proxy launch, the end of an iteration). The per-round waits (a round's completion, an ack,
+     * arrivals, a ping-pong) keep their loops: through here their condition would be one call site
+     * shared by every wait, which C2 profiles as megamorphic (DESIGN, "Waits").
+     */
+    public void await(BooleanSupplier done, Runnable progress, String operation, int peer, long round) {
+        if (done.getAsBoolean()) {
+            return;
+        }
+        start();
+        do {
+            progress.run();
+            check(operation, peer, round);
+        } while (!done.getAsBoolean());
     }
 
     /** True while the wait may go on; throws once the group failed or the budget is spent. */

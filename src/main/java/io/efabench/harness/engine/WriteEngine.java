@@ -134,11 +134,8 @@ public final class WriteEngine implements StallWitness {
         ChannelOps ch = channels[c];
         long dest = t.peer(peer, c);
         if (ch.tryWrite(src, srcOff, len, dest, dst, dstOff, imm, true, ctx) != 0) {
-            deadline.start();
-            while (ch.tryWrite(src, srcOff, len, dest, dst, dstOff, imm, true, ctx) != 0) {
-                progress();
-                deadline.check("posting a write", peer, round);
-            }
+            deadline.await(() -> ch.tryWrite(src, srcOff, len, dest, dst, dstOff, imm, true, ctx) == 0, this::progress,
+                    "posting a write", peer, round);
         }
     }
 
@@ -153,22 +150,15 @@ public final class WriteEngine implements StallWitness {
         ChannelOps ch = channels[c];
         long dest = t.peer(peer, c);
         if (ch.tryRead(dst, dstOff, len, dest, src, srcOff, ctx) != 0) {
-            deadline.start();
-            while (ch.tryRead(dst, dstOff, len, dest, src, srcOff, ctx) != 0) {
-                progress();
-                deadline.check("posting a read", peer, round);
-            }
+            deadline.await(() -> ch.tryRead(dst, dstOff, len, dest, src, srcOff, ctx) == 0, this::progress,
+                    "posting a read", peer, round);
         }
     }
 
     /** A free context of channel {@code c} for an operation tagged {@code tag}, waiting (with progress) for one. */
     private int takeContext(int c, int tag, String what, int peer, long round) {
         if (freeTop[c] == 0) {
-            deadline.start();
-            while (freeTop[c] == 0) {
-                progress();
-                deadline.check(what, peer, round);
-            }
+            deadline.await(() -> freeTop[c] > 0, this::progress, what, peer, round);
         }
         int ctx = freeCtx[c][--freeTop[c]];
         tagOf[c][ctx] = tag;
@@ -211,11 +201,8 @@ public final class WriteEngine implements StallWitness {
         }
         injectedSincePoll++;
         if (to.tryInject(srcOff, len, dstOff, imm) != 0) {
-            deadline.start();
-            while (to.tryInject(srcOff, len, dstOff, imm) != 0) {
-                progress();
-                deadline.check("posting an injected write", peer, round);
-            }
+            deadline.await(() -> to.tryInject(srcOff, len, dstOff, imm) == 0, this::progress, "posting an injected write",
+                    peer, round);
         }
     }
 
@@ -246,11 +233,7 @@ public final class WriteEngine implements StallWitness {
     public void ack(long round) {
         awaitSends(round);
         if (!tryAck(round)) {
-            deadline.start();
-            while (!tryAck(round)) {
-                progress();
-                deadline.check("posting an ack", 0, round);
-            }
+            deadline.await(() -> tryAck(round), this::progress, "posting an ack", 0, round);
         }
         awaitSends(round);
     }
@@ -258,11 +241,7 @@ public final class WriteEngine implements StallWitness {
     /** Waits (with progress) for the local completion of every ack posted; {@code round} names the wait in a failure. */
     public void awaitSends(long round) {
         if (sendsPending > 0) {
-            deadline.start();
-            while (sendsPending > 0) {
-                progress();
-                deadline.check("sending the ack", 0, round);
-            }
+            deadline.await(() -> sendsPending == 0, this::progress, "sending the ack", 0, round);
         }
     }
 

@@ -89,7 +89,7 @@ public final class TrialBuffer implements AutoCloseable {
                     + " of device memory on GPU " + gpu.device.ordinal() + ": " + e.getMessage());
         }
         DevicePayload payload = new DevicePayload(gpu, mem);
-        MemorySegment seg = MemorySegment.ofAddress(mem.deviceAddress()).reinterpret(bytes);
+        MemorySegment seg = mem.addressRange();
         int ordinal = gpu.device.ordinal();
         DmaBuf dmaBuf = null;
         String refusal = null;

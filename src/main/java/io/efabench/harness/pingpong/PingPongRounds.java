@@ -124,24 +124,15 @@ public final class PingPongRounds implements Rounds {
     // Post first and arm the deadline only when the provider pushes back (-FI_EAGAIN): the
     // common case then costs one downcall and no clock read.
     private void postRecv(int peer) {
-        if (ch.tryRecv(recvMr, 0, size, RECV_CTX) == 0) {
-            return;
-        }
-        deadline.start();
-        while (ch.tryRecv(recvMr, 0, size, RECV_CTX) != 0) {
-            progress();
-            deadline.check("posting a receive", peer);
+        if (ch.tryRecv(recvMr, 0, size, RECV_CTX) != 0) {
+            deadline.await(() -> ch.tryRecv(recvMr, 0, size, RECV_CTX) == 0, this::progress, "posting a receive", peer, -1);
         }
     }
 
     private void postSend(int peer) {
-        if (ch.trySend(sendMr, 0, size, t.peer(peer, 0), 0, false, SEND_CTX) == 0) {
-            return;
-        }
-        deadline.start();
-        while (ch.trySend(sendMr, 0, size, t.peer(peer, 0), 0, false, SEND_CTX) != 0) {
-            progress();
-            deadline.check("posting a send", peer);
+        if (ch.trySend(sendMr, 0, size, t.peer(peer, 0), 0, false, SEND_CTX) != 0) {
+            deadline.await(() -> ch.trySend(sendMr, 0, size, t.peer(peer, 0), 0, false, SEND_CTX) == 0, this::progress,
+                    "posting a send", peer, -1);
         }
     }
 
@@ -243,11 +234,7 @@ public final class PingPongRounds implements Rounds {
             // safe because the leader sends only after this barrier.
             recvBuf.clear();
             t.barrier("buffers cleared for the checked round");
-            deadline.start();
-            while (!recvDone) {
-                progress();
-                deadline.check("waiting for the checked ping", 0);
-            }
+            deadline.await(() -> recvDone, PingPongRounds.this::progress, "waiting for the checked ping", 0, -1);
             String verdict = null;
             try {
                 recvBuf.verify(0, t.rank, ended);

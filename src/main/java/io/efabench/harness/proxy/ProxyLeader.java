@@ -141,12 +141,10 @@ final class ProxyLeader implements Side {
 
     /** Waits for every target's ack of round {@code r}. */
     private void awaitAcks(long r) {
-        deadline.start();
         for (int k = 1; k < t.size; k++) {
-            while (proxy.acked.get(k) < r) {
-                checkProxy(r);
-                deadline.check("waiting for the ack of a proxy write round", k, r);
-            }
+            int target = k;
+            deadline.await(() -> proxy.acked.get(target) >= r, () -> checkProxy(r), "waiting for the ack of a proxy write round",
+                    target, r);
         }
     }
 
@@ -156,11 +154,8 @@ final class ProxyLeader implements Side {
             return;
         }
         mailbox.stopPing();
-        deadline.start();
-        while (!stream.isIdle()) {
-            checkProxy(r);
-            deadline.check("waiting for the producer kernel to finish", t.size == 2 ? 1 : -1, r);
-        }
+        deadline.await(stream::isIdle, () -> checkProxy(r), "waiting for the producer kernel to finish", t.size == 2 ? 1 : -1,
+                r);
         resident = false;
         checkProxy(r);
     }

@@ -3,6 +3,7 @@ package io.efabench.harness.trial;
 import java.time.Duration;
 import java.util.Arrays;
 
+import io.efabench.cuda.Cuda;
 import io.efabench.fabric.Discovery;
 import io.efabench.fabric.FabricException;
 import io.efabench.fabric.NicInfo;
@@ -44,7 +45,8 @@ final class TrialOpening {
             if (!hmem) {
                 throw e;
             }
-            throw new BenchmarkSetupException(noHmem(config, System.getenv("FI_PROVIDER"), e.getMessage(), cudartLoads()));
+            throw new BenchmarkSetupException(noHmem(config, System.getenv("FI_PROVIDER"), e.getMessage(),
+                    Cuda.runtimeLoadsByPlainName()));
         }
     }
 
@@ -62,16 +64,6 @@ final class TrialOpening {
                         + " path: add the CUDA toolkit's lib64 to LD_LIBRARY_PATH (a libfabric without CUDA says the same)";
         return config + " moves GPU memory, but provider " + which + " offers no FI_HMEM (device memory) with FI_EP_RDM"
                 + " and FI_MSG|FI_RMA here; " + cause + " (" + error + ")";
-    }
-
-    /** Whether the dynamic loader finds {@code libcudart.so} by that name, as libfabric asks for it. */
-    static boolean cudartLoads() {
-        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
-            java.lang.foreign.SymbolLookup.libraryLookup("libcudart.so", arena);
-            return true;
-        } catch (IllegalArgumentException notFound) {
-            return false;
-        }
     }
 
     /**

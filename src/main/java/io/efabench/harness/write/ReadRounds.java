@@ -147,13 +147,9 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
 
     /** Reads the CQs (which serves rank 0's reads) until the leader's END says more than {@code after}. */
     private long serveUntilEndAfter(long after) {
-        Deadline wait = t.deadline(t.waitBudget()).start();
-        long ended;
-        while ((ended = t.iterations.endedRounds()) <= after) {
-            engine.progress();
-            wait.check("serving reads until rank 0's END", 0, after + 1);
-        }
-        return ended;
+        t.deadline(t.waitBudget()).await(() -> t.iterations.endedRounds() > after, engine::progress,
+                "serving reads until rank 0's END", 0, after + 1);
+        return t.iterations.endedRounds();
     }
 
     @Override

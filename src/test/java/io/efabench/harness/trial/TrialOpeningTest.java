@@ -41,6 +41,6 @@ class TrialOpeningTest {
         String cache = new String(p.getInputStream().readAllBytes());
         p.waitFor();
         onPath |= cache.lines().anyMatch(l -> l.trim().startsWith("libcudart.so "));
-        assertEquals(onPath, TrialOpening.cudartLoads());
+        assertEquals(onPath, io.efabench.cuda.Cuda.runtimeLoadsByPlainName());
     }
 }
