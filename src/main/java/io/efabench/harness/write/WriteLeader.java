@@ -24,6 +24,10 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
     private final WriteShape w;
     private final FabricTrial t;
     private final OpPlan plan;
+    /** Read on every write: the shape's, kept here one load away. */
+    private final long size;
+    private final int window;
+    private final boolean roundRobin;
     private final TrialBuffer src;
     private final MemoryRegion[] srcMr;
     private final RemoteRegion[][] dstOf;
@@ -46,8 +50,11 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
 
     WriteLeader(WriteShape w, TrialBuffer src, RemoteRegion[][] dstOf, boolean inject) {
         this.w = w;
-        this.t = w.t;
-        this.plan = w.plan;
+        this.t = w.base.t;
+        this.plan = w.base.plan;
+        this.size = w.base.size;
+        this.window = w.base.window;
+        this.roundRobin = w.base.layout == Layout.ROUND_ROBIN;
         this.src = src;
         this.srcMr = src.regions();
         this.dstOf = dstOf;
@@ -73,23 +80,23 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
             }
         }
         acked = new long[t.size];
-        local = new LocalCompletions(t.size, w.window);
+        local = new LocalCompletions(t.size, w.base.window);
         int[] contexts = plan.perChannel(t.channelCount());
         for (int c = 0; c < contexts.length; c++) {
-            contexts[c] *= w.window;
+            contexts[c] *= w.base.window;
         }
-        engine = new WriteEngine(t, contexts, true, w.unservedPerChannel(), Math.max(1, w.window / 2), this);
-        pipeline = new RoundPipeline(this, w.window, w.slots, deadline);
-        for (int s = 0; s < w.slots; s++) {
+        engine = new WriteEngine(t, contexts, true, w.unservedPerChannel(), Math.max(1, w.base.window / 2), this);
+        pipeline = new RoundPipeline(this, w.base.window, w.base.slots, deadline);
+        for (int s = 0; s < w.base.slots; s++) {
             for (int k = 1; k < t.size; k++) {
-                src.fill(block(s, k), w.size, 0, k, 0);
+                src.fill(block(s, k), w.base.size, 0, k, 0);
             }
         }
     }
 
     /** Offset of the source block for {@code slot} and {@code target}. */
     private long block(int slot, int target) {
-        return ((long) slot * w.targets + (target - 1)) * w.size;
+        return ((long) slot * w.base.targets + (target - 1)) * w.base.size;
     }
 
     @Override
@@ -139,7 +146,7 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
             if (localOps) {
                 local.begin(r);
             }
-            if (w.window == 1) {
+            if (window == 1) {
                 postInGroups(r);
             } else {
                 for (int i = 0; i < plan.ops(); i++) {
@@ -184,10 +191,10 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
     private void postOp(int i, long r) {
         int peer = plan.peer[i];
         awaitAck(peer, r - w.credits);
-        peerInFlight = w.layout == Layout.ROUND_ROBIN ? -1 : peer;
+        peerInFlight = roundRobin ? -1 : peer;
         int slot = pipeline.slot(r);
         long srcOff = block(slot, peer) + plan.offset[i];
-        long dstOff = (long) slot * w.size + plan.offset[i];
+        long dstOff = (long) slot * size + plan.offset[i];
         long imm = Immediate.encode(kind, 0, r);
         if (checking) {
             postChecked(i, r, peer, slot, srcOff, dstOff, imm);
@@ -201,11 +208,11 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
         if (w.dropWriteTo == peer && i == lastOpTo[peer]) {
             return;
         }
-        int to = w.swapTargets ? peer % w.targets + 1 : peer;
+        int to = w.swapTargets ? peer % w.base.targets + 1 : peer;
         long len = w.skipClear ? Math.min(64, plan.len[i]) : plan.len[i];
         if (fault.fires(local.inFlight())) {
             if (fault.kind == TestHooks.PipelineFault.Kind.MISDIRECT) {
-                dstOff = (long) ((slot + 1) % w.slots) * w.size + plan.offset[i];
+                dstOff = (long) ((slot + 1) % w.base.slots) * w.base.size + plan.offset[i];
             } else {
                 len = Math.min(64, len);
             }
@@ -282,11 +289,11 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
             awaitAck(k, end);
         }
         t.barrier("targets cleared for the checked round");
-        for (int q = 1; q <= w.slots; q++) {
+        for (int q = 1; q <= w.base.slots; q++) {
             int slot = pipeline.slot(end + q);
             for (int k = 1; k < t.size; k++) {
-                src.fill(block(slot, k), w.size, 0, k, end + q);
-                if (q == 1 && w.corruptOffset >= 0 && w.corruptOffset < w.size) {
+                src.fill(block(slot, k), w.base.size, 0, k, end + q);
+                if (q == 1 && w.corruptOffset >= 0 && w.corruptOffset < w.base.size) {
                     src.corrupt(block(slot, k) + w.corruptOffset);
                 }
             }
@@ -294,14 +301,14 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
         checking = true;
         fault.arm();
         try {
-            for (int q = 1; q <= w.slots; q++) {
+            for (int q = 1; q <= w.base.slots; q++) {
                 pipeline.post();
             }
             pipeline.drain();
         } finally {
             checking = false;
         }
-        t.verdicts("write checked rounds " + (end + 1) + ".." + (end + w.slots), null);
+        t.verdicts("write checked rounds " + (end + 1) + ".." + (end + w.base.slots), null);
     }
 
     @Override

@@ -41,8 +41,7 @@ public final class WriteRounds extends OneToManyRounds {
         super(requireImmediates(t), layout, size, windowParam, slotsParam, "write");
         int credits = remote ? window : Math.max(LOCAL_CREDITS, window);
         // REMOTE: one ack per window (its last round asks for it anyway); LOCAL: twice per credit span.
-        shape = new WriteShape(t, layout, size, targets, slots, window, plan, remote, credits,
-                remote ? window : Math.max(1, credits / 2));
+        shape = new WriteShape(this, remote, credits, remote ? window : Math.max(1, credits / 2));
         // The leader reads slots x targets source blocks; a target receives slots blocks; the leader's
         // own target region is never written (one page, for the exchange).
         TrialBuffer src = t.rank == 0 ? t.buffer(Footprint.bufferBytes(slots, size * targets)) : null;

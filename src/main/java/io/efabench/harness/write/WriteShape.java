@@ -1,23 +1,15 @@
 package io.efabench.harness.write;
 
-import io.efabench.harness.Layout;
 import io.efabench.harness.TestHooks;
-import io.efabench.harness.engine.OpPlan;
-import io.efabench.harness.trial.FabricTrial;
 
 /**
  * What Write's leader and targets both read of the workload ({@link WriteRounds} makes it): the
- * shape of a round, the credits and acks of the protocol, and the test hooks, read once at setup.
+ * shape it shares with Read, the credits and acks of the protocol, and the test hooks, read once
+ * at setup.
  */
 final class WriteShape {
-    final FabricTrial t;
-    final Layout layout;
-    final long size;
-    final int targets;
-    final int slots;
-    final int window;
-    /** Rank 0's plan, adopted by every rank. */
-    final OpPlan plan;
+    /** The shape Write shares with Read: trial, layout, size, targets, slots, window, rank 0's plan. */
+    final OneToManyRounds base;
     final boolean remote;
     /** Rounds the leader may be ahead of a target's ack. */
     final int credits;
@@ -33,15 +25,8 @@ final class WriteShape {
     /** Targets skip the clear, checked writes carry only 64 bytes of payload: the rest is stale. */
     final boolean skipClear = TestHooks.integer("EFABENCH_TEST_SKIP_CLEAR") == 1;
 
-    WriteShape(FabricTrial t, Layout layout, long size, int targets, int slots, int window, OpPlan plan, boolean remote,
-            int credits, int ackEvery) {
-        this.t = t;
-        this.layout = layout;
-        this.size = size;
-        this.targets = targets;
-        this.slots = slots;
-        this.window = window;
-        this.plan = plan;
+    WriteShape(OneToManyRounds base, boolean remote, int credits, int ackEvery) {
+        this.base = base;
         this.remote = remote;
         this.credits = credits;
         this.ackEvery = ackEvery;
@@ -52,8 +37,8 @@ final class WriteShape {
      * unserved (credits + 1): what its CQ and FI_RX_CQ_DATA receives must take, per channel.
      */
     long[] unservedPerChannel() {
-        long[] n = new long[t.channelCount()];
-        java.util.Arrays.fill(n, (credits + 1L) * plan.maxPerPeerChannel(t.size, t.channelCount()));
+        long[] n = new long[base.t.channelCount()];
+        java.util.Arrays.fill(n, (credits + 1L) * base.plan.maxPerPeerChannel(base.t.size, base.t.channelCount()));
         return n;
     }
 }

@@ -20,14 +20,14 @@ final class WriteTarget implements Side {
 
     WriteTarget(WriteShape w, TrialBuffer dst) {
         this.w = w;
-        this.t = w.t;
+        this.t = w.base.t;
         this.dst = dst;
         int fromLeader = 0;
         int[] onChannel = new int[t.channelCount()];
-        for (int i = 0; i < w.plan.ops(); i++) {
-            if (w.plan.peer[i] == t.rank) {
+        for (int i = 0; i < w.base.plan.ops(); i++) {
+            if (w.base.plan.peer[i] == t.rank) {
                 fromLeader++;
-                onChannel[w.plan.channel[i]]++;
+                onChannel[w.base.plan.channel[i]]++;
             }
         }
         follower = new Follower(t, fromLeader, w.credits, w.ackEvery, w.unservedPerChannel());
@@ -58,16 +58,16 @@ final class WriteTarget implements Side {
             dst.clear();
         }
         t.barrier("targets cleared for the checked round");
-        follower.serveChecked(w.slots);
+        follower.serveChecked(w.base.slots);
         String verdict = null;
-        for (int q = 1; q <= w.slots && verdict == null; q++) {
-            int slot = Footprint.slotOf(ended + q, w.slots);
+        for (int q = 1; q <= w.base.slots && verdict == null; q++) {
+            int slot = Footprint.slotOf(ended + q, w.base.slots);
             try {
-                dst.verify((long) slot * w.size, w.size, 0, t.rank, ended + q);
+                dst.verify((long) slot * w.base.size, w.base.size, 0, t.rank, ended + q);
             } catch (Payload.CorruptionException e) {
-                verdict = e.getMessage() + " (slot " + slot + " of " + w.slots + ", " + w.layout + ", " + t.benchmark() + ")";
+                verdict = e.getMessage() + " (slot " + slot + " of " + w.base.slots + ", " + w.base.layout + ", " + t.benchmark() + ")";
             }
         }
-        t.verdicts("write checked rounds " + (ended + 1) + ".." + (ended + w.slots), verdict);
+        t.verdicts("write checked rounds " + (ended + 1) + ".." + (ended + w.base.slots), verdict);
     }
 }
