@@ -267,28 +267,19 @@ rank_failed() {  # rank_failed K WHY LOG: one line, then the rank's reasons (Jav
     { "$JAVA" -cp "$JAR" io.efabench.launch.LeaderView why "$3" 2>/dev/null || tail -n 5 -- "$3" 2>/dev/null; } | sed 's/^/  /' >&2
 }
 
-# The shm provider names a region /dev/shm/<pid>:<uid>:<endpoint> and removes it when the endpoint
-# closes; a killed or failed rank leaves it (16 MiB each), and a killed JVM its call board
-# (/dev/shm/efabench-calls-<pid>, see CallBoard). Ours, made during this run, whose process is gone: removed.
-remove_dead_shm_regions() {  # remove_dead_shm_regions MARKER (a file made before the ranks started)
-    local f pid
-    for f in /dev/shm/[0-9]*:[0-9]*:[0-9]* /dev/shm/efabench-calls-[0-9]*; do
-        [[ -f $f && -O $f && $f -nt $1 ]] || continue
-        pid=${f##*/}; pid=${pid#efabench-calls-}; pid=${pid%%:*}
-        kill -0 "$pid" 2>/dev/null || rm -f -- "$f"
-    done
-    return 0
-}
-
-# after_run RUN_DIR MARKER PROFILE FAILED: results/latest moves only to a run with results (a failed
-# run never hides the last good one); the shm sweep; then rank 0's flame graphs and report.
+# after_run RUN_DIR MARKER PROFILE FAILED: Java's after (RunFolder.after): results/latest moves only to
+# a run with results (a failed run never hides the last good one); this user's shm regions and call
+# boards of ranks gone since MARKER (a file made before the ranks started: a killed rank leaves its
+# 16 MiB regions) are removed on every node; then rank 0's flame graphs and report.
 after_run() {
-    [[ -s $1/jmh.json && ${CLUSTER_RANK:-0} == 0 ]] && ln -sfn "${1##*/}" "$RESULTS/latest"
-    remove_dead_shm_regions "$2"
+    local leader=no failed=no rc
+    [[ ${CLUSTER_RANK:-0} == 0 ]] && leader=yes
+    (($4)) && failed=yes
+    "$JAVA" -cp "$JAR" io.efabench.launch.Launch after "$1" "$2" "$3" "$REPORT_EACH" "$failed" "$leader"
+    rc=$?
     LAST_RUN_DIR=$1
     (($4)) && exit 1
-    [[ ${CLUSTER_RANK:-0} == 0 && ($3 == yes || $REPORT_EACH == yes) ]] || return 0
-    "$JAVA" -cp "$JAR" io.efabench.launch.Launch finish "$1" "$3" "$REPORT_EACH" || die 1 "the report failed for $(rel "$1")"
+    ((rc == 0)) || die 1 "the report failed for $(rel "$1")"
 }
 
 # start_run MODE RANK WORLD PROVIDER PROFILE: Java's run folder (RUN_DIR), rendezvous port (PORT)

@@ -58,6 +58,32 @@ public final class ShmLeftovers {
         return dead;
     }
 
+    /**
+     * After a run: removes this user's files of {@link #ofDeadProcesses} under {@code dir} that are
+     * newer than {@code marker} (made during the run; all of them where the marker is missing), as a
+     * killed rank leaves them; returns how many. Best effort.
+     */
+    public static int removeDeadOwnSince(Path dir, Path marker) {
+        int removed = 0;
+        try {
+            Object me = Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+            long since = Files.exists(marker) ? Files.getLastModifiedTime(marker).toMillis() : Long.MIN_VALUE;
+            for (Path f : ofDeadProcesses(dir)) {
+                try {
+                    if (Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS) && me.equals(Files.getAttribute(f, "unix:uid"))
+                            && Files.getLastModifiedTime(f).toMillis() > since && Files.deleteIfExists(f)) {
+                        removed++;
+                    }
+                } catch (IOException | SecurityException e) {
+                    // gone meanwhile, or not ours
+                }
+            }
+        } catch (IOException | UnsupportedOperationException | SecurityException e) {
+            // no unix attributes here: nothing to sweep
+        }
+        return removed;
+    }
+
     /** Removes the files of {@code pid} under {@code dir}; returns how many. Best effort. */
     static int remove(Path dir, long pid) {
         int removed = 0;

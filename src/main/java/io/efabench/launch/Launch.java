@@ -18,9 +18,10 @@ import io.efabench.report.ReportException;
  * <ul>
  *   <li>{@code plan local|cluster ARGS...}: what the command does ({@link Plan}: the launcher's
  *       options, the rank as {@code RankEnv} reads it, the JMH runs), in NUL-ended tokens.</li>
- *   <li>{@code start ...}, {@code merge ...}, {@code finish ...}: a run folder before and after its
+ *   <li>{@code start ...}, {@code merge ...}, {@code after ...}, {@code finish ...}: a run folder before and after its
  *       ranks ({@link RunFolder}: name, provenance and each rank's JMH arguments; one folder for a
- *       command's suites; flame graphs and the report).</li>
+ *       command's suites; results/latest, the sweep of dead ranks' shm regions, flame graphs and
+ *       the report).</li>
  * </ul>
  * What JMH's benchmark list answers is {@link JmhSelection}'s; a run's facts are {@link RunFacts}'.
  */
@@ -51,7 +52,7 @@ public final class Launch {
 
     static int run(String[] args) {
         if (args.length == 0) {
-            throw new IllegalArgumentException("usage: Launch plan|start|merge|finish ...");
+            throw new IllegalArgumentException("usage: Launch plan|start|merge|after|finish ...");
         }
         String[] rest = Arrays.copyOfRange(args, 1, args.length);
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), true, StandardCharsets.UTF_8);
@@ -70,7 +71,14 @@ public final class Launch {
                 }
                 return RunFolder.finish(Path.of(rest[0]), rest[1].equals("yes"), rest[2].equals("yes"), System.out);
             }
-            default -> throw new IllegalArgumentException("unknown command '" + args[0] + "' (plan, start, merge, finish)");
+            case "after" -> {
+                if (rest.length != 6) {
+                    throw new IllegalArgumentException("usage: Launch after RUN_DIR MARKER PROFILE REPORT FAILED LEADER");
+                }
+                return RunFolder.after(Path.of(rest[0]), Path.of(rest[1]), rest[2].equals("yes"), rest[3].equals("yes"),
+                        rest[4].equals("yes"), rest[5].equals("yes"), System.out);
+            }
+            default -> throw new IllegalArgumentException("unknown command '" + args[0] + "' (plan, start, merge, after, finish)");
         }
         out.flush();
         return 0;

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import io.efabench.fabric.ShmLeftovers;
 import io.efabench.provenance.ProvenanceFragments;
 import io.efabench.report.Report;
 
@@ -241,6 +242,28 @@ final class RunFolder {
         Files.deleteIfExists(tmp);
         Files.createSymbolicLink(tmp, dir.getFileName());
         Files.move(tmp, dir.resolveSibling("latest"), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    }
+
+    /**
+     * After one JMH run of a command, on every node: results/latest to {@code dir} (the leader,
+     * where it wrote results: a failed run never hides the last good one), this user's shm regions
+     * and call boards of processes gone since {@code marker}, then on the leader of a run that did
+     * not fail the flame graphs and the report ({@link #finish}): its status.
+     */
+    static int after(Path dir, Path marker, boolean profile, boolean report, boolean failed, boolean leader, PrintStream out) {
+        if (leader) {
+            try {
+                pointLatest(dir);
+            } catch (IOException e) {
+                System.err.println("run-jmh: could not point " + rel(dir.resolveSibling("latest")) + " at " + rel(dir) + ": "
+                        + e.getMessage());
+            }
+        }
+        ShmLeftovers.removeDeadOwnSince(Path.of("/dev/shm"), marker);
+        if (failed || !leader || !(profile || report)) {
+            return 0;
+        }
+        return finish(dir, profile, report, out);
     }
 
     /** The flame graphs' paths (under PROFILE yes), then the report (under REPORT yes): its status. */
