@@ -9,6 +9,7 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 import io.efabench.harness.Sizes;
 import io.efabench.harness.alltoall.AllToAllRounds;
 import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.TrialSpec;
 import io.efabench.harness.trial.RoundDriver;
 
 
@@ -53,7 +54,7 @@ public class AllToAllBenchmark extends FabricBenchmark {
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
         long bytes = Sizes.parse(size);
-        trial = FabricTrial.open(bp, channels, 2, config.memory);
+        trial = FabricTrial.open(bp, TrialSpec.of(config.memory).channels(channels).config(config.name()).path(path));
         driver = RoundDriver.open(trial, t -> new AllToAllRounds(t, config.layout, bytes, window, slots));
     }
 

@@ -11,6 +11,7 @@ import io.efabench.harness.MemoryKind;
 import io.efabench.harness.Sizes;
 import io.efabench.harness.proxy.ProxyRounds;
 import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.TrialSpec;
 import io.efabench.harness.trial.RoundDriver;
 
 
@@ -77,7 +78,7 @@ public class ProxyBenchmark extends FabricBenchmark {
     public void setup(BenchmarkParams bp) {
         boolean filled = Flags.parse("fill", fill);
         long bytes = Sizes.parse(size);
-        trial = FabricTrial.open(bp, channels, 2, MemoryKind.DEVICE);
+        trial = FabricTrial.open(bp, TrialSpec.of(MemoryKind.DEVICE).channels(channels).config(config.name()).path(path));
         driver = RoundDriver.open(trial, t -> new ProxyRounds(t, config.layout, config.nbi, config.direct, bytes, requests, grid, block,
                 filled, rounds, slots));
     }

@@ -8,6 +8,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import io.efabench.harness.Sizes;
 import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.TrialSpec;
 import io.efabench.harness.trial.RoundDriver;
 import io.efabench.harness.write.ReadRounds;
 
@@ -47,7 +48,7 @@ public class ReadBenchmark extends FabricBenchmark {
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
         long bytes = Sizes.parse(size);
-        trial = FabricTrial.open(bp, channels, 2, config.memory);
+        trial = FabricTrial.open(bp, TrialSpec.of(config.memory).channels(channels).config(config.name()).path(path));
         driver = RoundDriver.open(trial, t -> new ReadRounds(t, config.layout, bytes, window, slots));
     }
 

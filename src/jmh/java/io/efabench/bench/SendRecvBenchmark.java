@@ -9,6 +9,7 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 import io.efabench.harness.Sizes;
 import io.efabench.harness.pingpong.PingPongRounds;
 import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.TrialSpec;
 import io.efabench.harness.trial.RoundDriver;
 
 
@@ -37,7 +38,7 @@ public class SendRecvBenchmark extends FabricBenchmark {
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
         long bytes = Sizes.parse(size);
-        trial = FabricTrial.open(bp, "1", 2, config.memory);
+        trial = FabricTrial.open(bp, TrialSpec.of(config.memory).channels("1").config(config.name()).path(path));
         driver = RoundDriver.open(trial, t -> new PingPongRounds(t, bytes));
     }
 

@@ -10,6 +10,7 @@ import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.Flags;
 import io.efabench.harness.Sizes;
 import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.TrialSpec;
 import io.efabench.harness.trial.RoundDriver;
 import io.efabench.harness.write.WriteRounds;
 
@@ -81,7 +82,7 @@ public class WriteBenchmark extends FabricBenchmark {
         };
         boolean injected = Flags.parse("inject", inject);
         long bytes = Sizes.parse(size);
-        trial = FabricTrial.open(bp, channels, 2, config.memory);
+        trial = FabricTrial.open(bp, TrialSpec.of(config.memory).channels(channels).config(config.name()).path(path));
         driver = RoundDriver.open(trial, t -> new WriteRounds(t, config.layout, remote, bytes, window, injected, slots));
     }
 

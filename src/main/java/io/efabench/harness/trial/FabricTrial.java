@@ -78,19 +78,18 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
     /** What this trial reports to {@code MetricsProfiler}; the fork's sink from the trial's start. */
     private final MetricsSink metrics = MetricsSink.open();
 
-    private FabricTrial(BenchmarkParams bp, String channelsParam, int minRanks, MemoryKind memory) {
+    private FabricTrial(BenchmarkParams bp, TrialSpec spec) {
         benchmark = TrialKey.benchmark(bp);
-        this.memory = memory;
-        String configParam = bp.getParamsKeys().contains("config") ? bp.getParam("config") : null;
-        config = benchmark + (configParam != null ? " config=" + configParam : "");
+        this.memory = spec.memory();
+        config = benchmark + (spec.config() != null ? " config=" + spec.config() : "");
         trialTag = TrialKey.tag(bp);
         if (bp.getThreads() != 1) {
             throw new BenchmarkSetupException(benchmark + " runs one thread per rank; drop -t " + bp.getThreads());
         }
         resources.push(TrialResources.Tier.MEMORY, arena);
         long opened = System.nanoTime();
-        int requested = TrialChecks.parseChannels(channelsParam);
-        TrialJoin joined = TrialJoin.join(benchmark, minRanks, TrialKey.of(bp),
+        int requested = TrialChecks.parseChannels(spec.channels());
+        TrialJoin joined = TrialJoin.join(benchmark, spec.minRanks(), TrialKey.of(bp),
                 "start it with ./run-jmh.sh --ranks N or under srun/mpirun/torchrun");
         env = joined.env();
         timeout = joined.timeout();
@@ -106,7 +105,7 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
             if (gpu != null) {
                 resources.push(TrialResources.Tier.GPU, gpu);
             }
-            path = bp.getParamsKeys().contains("path") ? NicPath.parse(bp.getParam("path"), "path") : NicPath.fromEnvironment();
+            path = spec.path() != null ? NicPath.parse(spec.path(), "path") : NicPath.fromEnvironment();
             discovery = resources.push(TrialResources.Tier.FABRIC, TrialOpening.discover(memory == MemoryKind.DEVICE, path,
                     config));
             TrialChecks.requireSignalChaining(discovery.provider());
@@ -145,13 +144,10 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
         }
     }
 
-    /**
-     * Forms the group and opens the channels; {@code channelsParam} is "auto" or a positive
-     * count; {@code memory} is the kind of the benchmark's payload buffers.
-     */
-    public static FabricTrial open(BenchmarkParams bp, String channelsParam, int minRanks, MemoryKind memory) {
+    /** Forms the group and opens the channels of the trial {@code spec} asks for. */
+    public static FabricTrial open(BenchmarkParams bp, TrialSpec spec) {
         try {
-            return new FabricTrial(bp, channelsParam, minRanks, memory);
+            return new FabricTrial(bp, spec);
         } catch (RankException | FabricException e) {
             throw new BenchmarkSetupException(e.getMessage());
         }
