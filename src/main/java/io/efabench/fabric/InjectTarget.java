@@ -3,7 +3,7 @@ package io.efabench.fabric;
 /**
  * A peer's registered region as the target of injected writes from one local region, resolved
  * and checked once ({@link Channel#injectTarget}): a post then checks only its own offsets and
- * length. At 64 B a write of a window costs about 200 ns on shm, so the lookups and region checks
+ * length. At 64 B a write of a window costs little on shm, so the lookups and region checks
  * a general post makes per write (which channel owns the source, the peer's address, the target's
  * base and key) were a measurable part of it (docs/perf/journal/write-vs-fi_rma_bw.md, issue 19).
  */

@@ -75,7 +75,7 @@ final class Registrations {
             MemorySegment attr = arena.allocate(fi_mr_attr.layout());
             // Device-only memory (cuMemAlloc, not managed): shm moves it by CUDA IPC only with this
             // flag (smr_select_proto); without it every transfer is staged through host bounce
-            // buffers (measured: 1.8 GB/s instead of ~190 GB/s at 64 MiB, same GPU). fabtests set it too.
+            // buffers, a small fraction of the IPC rate (docs/perf/journal/device-memory.md). fabtests set it too.
             long flags = source == Source.HOST ? 0 : Fi.HMEM_DEVICE_ONLY;
             if (source == Source.CUDA_DMABUF) {
                 MemorySegment dmabuf = arena.allocate(fi_mr_dmabuf.layout());

@@ -85,9 +85,9 @@ public final class ControlSlots {
     /**
      * Reposts the slot of {@code ctx} at the next {@link #repostDeferred}, which the engine calls
      * before its next CQ read: an ack lets the leader post its next round, and a receive posted
-     * first (shm's fi_recvmsg, 55-110 ns on the dev VM) held back the next write of every
-     * window-1 round; posted after it, it overlaps the write in flight (docs/perf/journal/write-64B-gap.md, the
-     * round trip in segments). Every slot but the few reaped by one CQ read stays posted meanwhile.
+     * first (shm's fi_recvmsg) held back the next write of every window-1 round; posted after it,
+     * it overlaps the write in flight (docs/perf/journal/write-64B-gap.md, "The round trip in
+     * segments"). Every slot but the few reaped by one CQ read stays posted meanwhile.
      */
     public void repostLater(int ctx) {
         deferred[ndeferred++] = ctx - base;

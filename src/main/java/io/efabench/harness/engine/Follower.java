@@ -137,7 +137,7 @@ public final class Follower implements WriteEngine.Sink {
         }
         // Ack from inside the CQ read that completed the round, before the read and the serve
         // loop unwind: the leader waits for this ack at window 1, and the unwinding held it back
-        // by ~30 ns on the dev VM (docs/perf/journal/write-64B-gap.md, issue 19: the target's turn-around).
+        // (docs/perf/journal/write-64B-gap.md, "The target's turn-around").
         long served = arrivals.served();
         if (ackDue(served) && engine.tryAck(served)) {
             lastAcked = served;

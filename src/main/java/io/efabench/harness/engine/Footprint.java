@@ -7,8 +7,8 @@ import io.efabench.harness.BenchmarkSetupException;
  * How many distinct regions ({@code slots}) the rounds in flight write, like the peers: fabtests'
  * bandwidth loop advances its offset by the transfer size for every write of a window, and
  * perftest does the same, so W writes in flight touch W regions on each side. Rewriting one
- * region keeps it in cache and reads 2-4x faster than the peer at 64K-1M for reasons that are not
- * the transport. Round r uses slot r mod slots, on the source and the target alike.
+ * region keeps it in cache and reads faster than the peer for reasons that are not the transport
+ * (docs/perf/journal/write-vs-fi_rma_bw.md). Round r uses slot r mod slots, on the source and the target alike.
  *
  * <p>{@code auto} is one slot per round of the window, capped so that one buffer spans at most
  * {@link #AUTO_CAP_BYTES}: 1 GiB is several times the last-level cache one core reaches on

@@ -114,8 +114,8 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
      * one untimed window. A local completion can come before the bytes left the host (tcp: the
      * kernel's socket buffer took them), so a timed window finds up to a buffer of the window
      * before it still on its way, and the iteration's first must too: after the drained round
-     * alone it completed ahead of the link, and the figure grew as iterations got shorter (1M at
-     * window 64 over a 400 Mbit testbed link: 0.386-0.389 Gbps where TCP carries 0.383).
+     * alone it completed ahead of the link, and the figure grew as iterations got shorter
+     * (docs/perf/journal/cluster-in-a-box.md).
      */
     @Override
     public void warmRound() {
