@@ -12,15 +12,13 @@ import io.efabench.provenance.ProvenanceFragments;
 import io.efabench.harness.MemoryKind;
 import io.efabench.harness.memory.TrialBuffer;
 
-/** What a trial records of itself for the results (io.efabench.provenance.ProvenanceFragments), once its rounds are built. */
+/**
+ * What a trial records of itself for the results (a provenance fragment, named after the trial by
+ * {@code TrialKey.tag}), once its rounds are built.
+ */
 final class TrialProvenance {
     private TrialProvenance() {}
 
-    /**
-     * The trial in a fragment name: benchmark and every param (sorted), characters a file name
-     * should not hold as '_'. One fragment per trial, so a run of {@code -p channels=2,1} keeps
-     * both trials' facts (the merge shows a fact they disagree on per trial) instead of the last.
-     */
     /**
      * Rank 0 records the fabric facts of the run; every rank with a GPU records its GPU (which
      * one, shared or not), and device buffers say how they were registered.
