@@ -23,7 +23,8 @@ public final class CudaContext implements AutoCloseable {
         this.handle = handle;
     }
 
-    static CudaContext retainPrimary(CudaDevice device) {
+    /** Retains {@code device}'s primary context (the one the runtime API would use). */
+    public static CudaContext retainPrimary(CudaDevice device) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment p = arena.allocate(ValueLayout.ADDRESS);
             check(CudaDriver.cuDevicePrimaryCtxRetain(p, device.handle()),

@@ -114,11 +114,6 @@ public final class CudaDevice {
         }
     }
 
-    /** Retains the device's primary context (the one the runtime API would use). */
-    public CudaContext retainPrimaryContext() {
-        return CudaContext.retainPrimary(this);
-    }
-
     public int ordinal() {
         return ordinal;
     }

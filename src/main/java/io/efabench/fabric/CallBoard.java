@@ -29,8 +29,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * best that can be done without a second process.
  */
 public final class CallBoard {
-    static final Path DIR = Path.of("/dev/shm");
-    static final String PREFIX = "efabench-calls-";
+    static final Path DIR = ShmLeftovers.DIR;
+    static final String PREFIX = ShmLeftovers.BOARD_PREFIX;
 
     private static CallBoard current;
 
@@ -71,7 +71,7 @@ public final class CallBoard {
      */
     static int removeDeadBoards(Path dir) {
         int removed = 0;
-        for (Path f : deadBoards(dir)) {
+        for (Path f : ShmLeftovers.deadBoards(dir)) {
             try {
                 if (Files.deleteIfExists(f)) {
                     removed++;
@@ -81,22 +81,6 @@ public final class CallBoard {
             }
         }
         return removed;
-    }
-
-    /** The boards under {@code dir} whose process is gone; empty where {@code dir} cannot be read. */
-    static java.util.List<Path> deadBoards(Path dir) {
-        java.util.List<Path> dead = new java.util.ArrayList<>();
-        try (java.nio.file.DirectoryStream<Path> boards = Files.newDirectoryStream(dir, PREFIX + "*")) {
-            for (Path f : boards) {
-                String pid = f.getFileName().toString().substring(PREFIX.length());
-                if (pid.matches("\\d{1,18}") && ProcessHandle.of(Long.parseLong(pid)).isEmpty()) {
-                    dead.add(f);
-                }
-            }
-        } catch (IOException | SecurityException e) {
-            // not ours to read, or no /dev/shm
-        }
-        return dead;
     }
 
     private static void watch(Path file, MemorySegment memory, long pid, Duration timeout) {

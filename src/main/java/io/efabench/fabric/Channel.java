@@ -35,9 +35,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * resolved once at open and called through {@code static final} critical downcall handles.
  */
 public final class Channel implements ChannelOps, AutoCloseable {
-    /** Operation context slots per channel: {@code ctx} arguments are indexes into them. */
-    public static final int CONTEXT_SLOTS = 1024;
-    static final long CONTEXT_SIZE = fi_context2.sizeof();
+    /** Operation context slots per channel: {@code ctx} arguments are indexes into them ({@link OpContexts}). */
+    public static final int CONTEXT_SLOTS = OpContexts.SLOTS;
+    static final long CONTEXT_SIZE = OpContexts.SIZE;
 
     /**
      * Open channels stay strongly reachable, so their automatic arena (context slots the provider
@@ -268,7 +268,7 @@ public final class Channel implements ChannelOps, AutoCloseable {
                 calls.exit();
             }
             if (rc != 1) {
-                throw rc < 0 ? FabricException.of("fi_av_insert", rc)
+                throw rc < 0 ? Fi.failure("fi_av_insert", rc)
                         : new FabricException("fi_av_insert: peer address of " + peerName.length
                         + " bytes not accepted by " + nic.provider());
             }
@@ -328,10 +328,6 @@ public final class Channel implements ChannelOps, AutoCloseable {
     /** FI_VERSION this channel's fabric was opened with ({@code fid_fabric.api_version}). */
     int apiVersion() {
         return apiVersion;
-    }
-
-    void deregister(MemoryRegion region) {
-        registrations.deregister(region);
     }
 
     /**
@@ -533,11 +529,11 @@ public final class Channel implements ChannelOps, AutoCloseable {
         if (rc == 0 || rc == -Fi.EAGAIN) {
             return (int) rc;
         }
-        throw FabricException.of(CallBoardLayout.OPS[op] + " (ctx " + ctx + ") on " + nic.provider() + " " + nic.domainName(), rc);
+        throw Fi.failure(CallBoardLayout.OPS[op] + " (ctx " + ctx + ") on " + nic.provider() + " " + nic.domainName(), rc);
     }
 
     private void checkLocal(MemoryRegion mr, long off, long len) {
-        if (mr.channel() != this) {
+        if (mr.owner() != this) {
             throw new IllegalArgumentException("memory region is registered with another channel");
         }
         if (off < 0 || len < 0 || len > mr.length() - off) {
@@ -601,6 +597,48 @@ public final class Channel implements ChannelOps, AutoCloseable {
             return first;
         }
         int rc = Fi.close(fidPtr);
-        return rc == 0 || first != null ? first : FabricException.of("fi_close(" + what + ")", rc);
+        return rc == 0 || first != null ? first : Fi.failure("fi_close(" + what + ")", rc);
+    }
+
+    /**
+     * A peer's registered region as the target of injected writes from one local region, resolved
+     * and checked once ({@link Channel#injectTarget}): a post then checks only its own offsets and
+     * length. At 64 B a write of a window costs little on shm, so the lookups and region checks
+     * a general post makes per write (which channel owns the source, the peer's address, the target's
+     * base and key) were a measurable part of it (docs/perf/journal/write-vs-fi_rma_bw.md, issue 19).
+     */
+    public static final class InjectTarget {
+        private final Channel channel;
+        private final long srcAddress;
+        private final long srcLength;
+        private final long dest;
+        private final long dstBase;
+        private final long dstLength;
+        private final long key;
+        private final long maxLength;
+
+        private InjectTarget(Channel channel, MemoryRegion src, long dest, RemoteRegion target, long maxLength) {
+            this.channel = channel;
+            this.srcAddress = src.address();
+            this.srcLength = src.length();
+            this.dest = dest;
+            this.dstBase = target.base();
+            this.dstLength = target.length();
+            this.key = target.key();
+            this.maxLength = maxLength;
+        }
+
+        /**
+         * {@code fi_inject_writedata} of {@code len} bytes at {@code srcOff} of the source region to
+         * {@code dstOff} of the target region, with immediate {@code data}; the source may be reused
+         * once it returns 0. Returns 0 or {@code -FI_EAGAIN}.
+         */
+        public int tryInject(long srcOff, long len, long dstOff, long data) {
+            if (srcOff < 0 || dstOff < 0 || len < 0 || len > maxLength || len > srcLength - srcOff || len > dstLength - dstOff) {
+                throw new IndexOutOfBoundsException("inject write of " + len + " bytes from offset " + srcOff + " of "
+                        + srcLength + " to offset " + dstOff + " of " + dstLength + " (inject size " + maxLength + ")");
+            }
+            return channel.injectWrite(srcAddress + srcOff, len, dest, dstBase + dstOff, key, data);
+        }
     }
 }

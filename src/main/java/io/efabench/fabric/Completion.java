@@ -65,7 +65,7 @@ public final class Completion {
     public void fill(int i, Kind kind, int ctx, long len, long data) {
         long flags = kind.flags;
         long at = i * ENTRY;
-        entry.set(ValueLayout.JAVA_LONG, at + OP_CONTEXT, ctx < 0 ? contextBase - 1 : contextBase + (long) ctx * Channel.CONTEXT_SIZE);
+        entry.set(ValueLayout.JAVA_LONG, at + OP_CONTEXT, ctx < 0 ? contextBase - 1 : contextBase + (long) ctx * OpContexts.SIZE);
         entry.set(ValueLayout.JAVA_LONG, at + FLAGS, flags);
         entry.set(ValueLayout.JAVA_LONG, at + LEN, len);
         entry.set(ValueLayout.JAVA_LONG, at + DATA, data);
@@ -82,10 +82,10 @@ public final class Completion {
      */
     public int context() {
         long delta = entry.get(ValueLayout.JAVA_LONG, base + OP_CONTEXT) - contextBase;
-        if (delta < 0 || delta >= (long) Channel.CONTEXT_SLOTS * Channel.CONTEXT_SIZE) {
+        if (delta < 0 || delta >= (long) OpContexts.SLOTS * OpContexts.SIZE) {
             return -1;
         }
-        return (int) (delta / Channel.CONTEXT_SIZE);
+        return (int) (delta / OpContexts.SIZE);
     }
 
     /** FI_SEND, FI_RECV, FI_RMA, FI_WRITE, FI_REMOTE_WRITE, FI_REMOTE_CQ_DATA... */

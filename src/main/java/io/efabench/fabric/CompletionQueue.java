@@ -87,7 +87,7 @@ final class CompletionQueue {
         if (rc == -Fi.EAVAIL) {
             throw error();
         }
-        throw FabricException.of("fi_cq_read", rc);
+        throw Fi.failure("fi_cq_read", rc);
     }
 
     private FabricException error() {
@@ -97,13 +97,13 @@ final class CompletionQueue {
         fi_cq_err_entry.err_data_size(errEntry, 0);
         long rc = ProviderCall.op(calls, CallBoardLayout.CQ_READERR, readErrFn, cq, errEntry, 0L);
         if (rc < 0) {
-            return FabricException.of("fi_cq_readerr", rc);
+            return Fi.failure("fi_cq_readerr", rc);
         }
         long flags = fi_cq_err_entry.flags(errEntry);
         int err = Math.abs(fi_cq_err_entry.err(errEntry)); // positive by the spec; shm 1.17 reports it negated
         int provErrno = fi_cq_err_entry.prov_errno(errEntry);
         long delta = fi_cq_err_entry.op_context(errEntry).address() - contextBase;
-        String ctx = delta >= 0 && delta < Channel.CONTEXT_SLOTS * Channel.CONTEXT_SIZE ? "ctx " + (delta / Channel.CONTEXT_SIZE)
+        String ctx = delta >= 0 && delta < OpContexts.SLOTS * OpContexts.SIZE ? "ctx " + (delta / OpContexts.SIZE)
                 : "no ctx";
         String op = (flags & Fi.WRITE) != 0 ? "write" : (flags & Fi.READ) != 0 ? "read" : (flags & Fi.SEND) != 0 ? "send"
                 : (flags & Fi.RECV) != 0 ? "recv" : (flags & Fi.REMOTE_WRITE) != 0 ? "remote write" : "operation";

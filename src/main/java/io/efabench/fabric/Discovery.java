@@ -17,8 +17,8 @@ import java.util.Set;
  * after that.
  */
 public final class Discovery implements AutoCloseable {
-    /** Bytes of remote CQ data (immediate) asked for: what EFA carries. */
-    public static final int CQ_DATA_SIZE = 4;
+    /** Bytes of remote CQ data (immediate) asked for: what EFA carries ({@link DiscoveryHints}). */
+    public static final int CQ_DATA_SIZE = DiscoveryHints.CQ_DATA_SIZE;
 
     private final String provider;
     private final NicPath path;

@@ -17,11 +17,14 @@ import java.lang.foreign.ValueLayout;
  * choice among the answers (provider, fabric, NICs) is {@link Discovery}'s.
  */
 final class DiscoveryHints {
+    /** Bytes of remote CQ data (immediate) asked for: what EFA carries. */
+    static final int CQ_DATA_SIZE = 4;
+
     private DiscoveryHints() {}
 
     static String asked(boolean hmem) {
         return "FI_EP_RDM with FI_MSG|FI_RMA" + (hmem ? "|FI_HMEM" : "")
-                + " and " + Discovery.CQ_DATA_SIZE + " bytes of remote CQ data";
+                + " and " + CQ_DATA_SIZE + " bytes of remote CQ data";
     }
 
     /**
@@ -114,7 +117,7 @@ final class DiscoveryHints {
         // FI_MR_RAW is not offered: no provider we target needs keys wider than 64 bits.
         fi_domain_attr.mr_mode(dom, Fi.MR_LOCAL | Fi.MR_VIRT_ADDR | Fi.MR_ALLOCATED
                 | Fi.MR_PROV_KEY | Fi.MR_ENDPOINT | (hmem ? Fi.MR_HMEM : 0));
-        fi_domain_attr.cq_data_size(dom, Discovery.CQ_DATA_SIZE);
+        fi_domain_attr.cq_data_size(dom, CQ_DATA_SIZE);
         fi_domain_attr.threading(dom, LibFabric.FI_THREAD_DOMAIN());
         if (controlUnified) {
             // 2.x: "progress" shares data_progress's place, and a provider built on libfabric's

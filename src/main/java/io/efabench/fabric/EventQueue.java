@@ -110,7 +110,7 @@ final class EventQueue implements AutoCloseable {
             long rc = fi_ops_eq.write.invoke(fi_ops_eq.write(ops), eq, FI_NOTIFY, entry, entry.byteSize(),
                     UTIL_FLAG_ERROR);
             if (rc != entry.byteSize()) {
-                throw FabricException.of("fi_eq_write" + where, rc < 0 ? rc : -LibFabric.FI_EIO());
+                throw Fi.failure("fi_eq_write" + where, rc < 0 ? rc : -LibFabric.FI_EIO());
             }
         }
     }
@@ -124,7 +124,7 @@ final class EventQueue implements AutoCloseable {
         int rc = Fi.close(eq);
         eq = MemorySegment.NULL;
         if (rc != 0) {
-            throw FabricException.of("fi_close(eq)" + where, rc);
+            throw Fi.failure("fi_close(eq)" + where, rc);
         }
     }
 }

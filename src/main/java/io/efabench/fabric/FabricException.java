@@ -17,11 +17,6 @@ public class FabricException extends RuntimeException {
         this.errno = errno;
     }
 
-    /** {@code "<op> failed: <fi_strerror text> (<rc>)"} for a negative return code of {@code op}. */
-    static FabricException of(String op, long rc) {
-        return new FabricException(op + " failed: " + Fi.strerror(rc) + " (" + rc + ")", (int) rc);
-    }
-
     public int errno() {
         return errno;
     }

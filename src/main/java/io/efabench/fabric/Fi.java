@@ -132,6 +132,11 @@ final class Fi {
         return Integer.compareUnsigned(version, required) >= 0;
     }
 
+    /** {@code "<op> failed: <fi_strerror text> (<rc>)"} for a negative return code of {@code op}. */
+    static FabricException failure(String op, long rc) {
+        return new FabricException(op + " failed: " + strerror(rc) + " (" + rc + ")", (int) rc);
+    }
+
     /** The one line that refuses {@code feature}, which needs API {@code required} or newer. */
     static String apiTooOld(int required, String feature) {
         return feature + " needs libfabric API " + versionText(required) + " or newer; this process uses "
@@ -149,7 +154,7 @@ final class Fi {
 
     static void check(String op, long rc) {
         if (rc != 0) {
-            throw FabricException.of(op, rc);
+            throw Fi.failure(op, rc);
         }
     }
 

@@ -1,18 +1,24 @@
 package io.efabench.fabric;
 
 import java.lang.foreign.MemorySegment;
+import java.util.function.Consumer;
 
 /** A buffer registered with one channel's domain. Closing it deregisters (fi_close on the fid_mr). */
 public final class MemoryRegion implements AutoCloseable {
-    private final Channel channel;
+    /** The channel it was registered with: a post checks that the region is its own. */
+    private final Object owner;
+    /** Its registrations' deregistration (fi_close and their bookkeeping). */
+    private final Consumer<MemoryRegion> deregister;
     private final MemorySegment segment;
     private final long address;
     private final long desc;
     private final RemoteRegion remote;
     private MemorySegment mr;
 
-    MemoryRegion(Channel channel, MemorySegment segment, MemorySegment mr, long desc, RemoteRegion remote) {
-        this.channel = channel;
+    MemoryRegion(Object owner, Consumer<MemoryRegion> deregister, MemorySegment segment, MemorySegment mr, long desc,
+            RemoteRegion remote) {
+        this.owner = owner;
+        this.deregister = deregister;
         this.segment = segment;
         this.address = segment.address();
         this.mr = mr;
@@ -43,8 +49,8 @@ public final class MemoryRegion implements AutoCloseable {
         return desc;
     }
 
-    Channel channel() {
-        return channel;
+    Object owner() {
+        return owner;
     }
 
     boolean isOpen() {
@@ -63,6 +69,6 @@ public final class MemoryRegion implements AutoCloseable {
 
     @Override
     public void close() {
-        channel.deregister(this);
+        deregister.accept(this);
     }
 }

@@ -50,7 +50,7 @@ final class Registrations {
      * where FI_MR_ENDPOINT asks for it, key and remote address per mr_mode. The region belongs to
      * {@code owner} (it deregisters through it) and is closed with the others by {@link #closeAll}.
      */
-    MemoryRegion register(Channel owner, MemorySegment domain, MemorySegment ep, int apiVersion, MemorySegment buf,
+    MemoryRegion register(Object owner, MemorySegment domain, MemorySegment ep, int apiVersion, MemorySegment buf,
             Source source, int cudaDevice, int dmabufFd, long dmabufOffset) {
         if (buf.byteSize() == 0) {
             throw new IllegalArgumentException("cannot register an empty buffer");
@@ -117,7 +117,7 @@ final class Registrations {
         }
         long key = fid_mr.key(mr); // fi_mr_key: the provider's key, or ours echoed back
         long base = (mrMode & Fi.MR_VIRT_ADDR) != 0 ? buf.address() : 0;
-        MemoryRegion region = new MemoryRegion(owner, buf, mr, fid_mr.mem_desc(mr).address(),
+        MemoryRegion region = new MemoryRegion(owner, this::deregister, buf, mr, fid_mr.mem_desc(mr).address(),
                 new RemoteRegion(base, buf.byteSize(), key));
         regions.add(region);
         return region;
@@ -140,7 +140,7 @@ final class Registrations {
         regions.remove(region);
         int rc = region.closeFid();
         if (rc != 0) {
-            throw FabricException.of("fi_close(mr)", rc);
+            throw Fi.failure("fi_close(mr)", rc);
         }
     }
 
@@ -149,7 +149,7 @@ final class Registrations {
         for (MemoryRegion r : List.copyOf(regions)) {
             int rc = r.closeFid();
             if (rc != 0 && first == null) {
-                first = FabricException.of("fi_close(mr)", rc);
+                first = Fi.failure("fi_close(mr)", rc);
             }
         }
         regions.clear();

@@ -18,6 +18,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class ShmLeftovers {
     private static final AtomicBoolean DONE = new AtomicBoolean();
 
+    /** Where shm regions and call boards live. */
+    static final Path DIR = Path.of("/dev/shm");
+    /** A call board's name before its pid ({@link CallBoard}). */
+    static final String BOARD_PREFIX = "efabench-calls-";
+
     private ShmLeftovers() {
     }
 
@@ -31,9 +36,9 @@ public final class ShmLeftovers {
     static void removeOwnOnce() {
         if (DONE.compareAndSet(false, true)) {
             long pid = ProcessHandle.current().pid();
-            remove(Path.of("/dev/shm"), pid);
+            remove(DIR, pid);
             Runtime.getRuntime().addShutdownHook(
-                    Thread.ofPlatform().name("efabench-shm-leftovers").unstarted(() -> remove(Path.of("/dev/shm"), pid)));
+                    Thread.ofPlatform().name("efabench-shm-leftovers").unstarted(() -> remove(DIR, pid)));
         }
     }
 
@@ -54,7 +59,7 @@ public final class ShmLeftovers {
         } catch (IOException | SecurityException e) {
             // no /dev/shm, or not readable: nothing to report
         }
-        dead.addAll(CallBoard.deadBoards(dir));
+        dead.addAll(deadBoards(dir));
         return dead;
     }
 
@@ -98,5 +103,21 @@ public final class ShmLeftovers {
             // not ours to remove, or no /dev/shm: fi_enable reports what is left
         }
         return removed;
+    }
+
+    /** The boards under {@code dir} whose process is gone; empty where {@code dir} cannot be read. */
+    static java.util.List<Path> deadBoards(Path dir) {
+        java.util.List<Path> dead = new java.util.ArrayList<>();
+        try (java.nio.file.DirectoryStream<Path> boards = Files.newDirectoryStream(dir, BOARD_PREFIX + "*")) {
+            for (Path f : boards) {
+                String pid = f.getFileName().toString().substring(BOARD_PREFIX.length());
+                if (pid.matches("\\d{1,18}") && ProcessHandle.of(Long.parseLong(pid)).isEmpty()) {
+                    dead.add(f);
+                }
+            }
+        } catch (IOException | SecurityException e) {
+            // not ours to read, or no /dev/shm
+        }
+        return dead;
     }
 }

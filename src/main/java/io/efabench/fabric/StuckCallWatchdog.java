@@ -77,7 +77,7 @@ final class StuckCallWatchdog {
     static void sweepGoneWriter(MemorySegment board, long self) {
         long pid = (long) LONG.getAcquire(board, CallBoardLayout.WRITER_PID_AT);
         if (pid != 0 && pid != self && !alive(pid)) {
-            ShmLeftovers.remove(CallBoard.DIR, pid);
+            ShmLeftovers.remove(ShmLeftovers.DIR, pid);
             LONG.compareAndSet(board, CallBoardLayout.WRITER_PID_AT, pid, 0L);
         }
     }
@@ -167,7 +167,7 @@ final class StuckCallWatchdog {
         System.err.println(message); // on a line of its own: JMH may be half-way through one
         System.err.flush();
         if (pid == ProcessHandle.current().pid()) {
-            ShmLeftovers.remove(CallBoard.DIR, pid);
+            ShmLeftovers.remove(ShmLeftovers.DIR, pid);
             Exit.now(3);
         }
         ProcessHandle.of(pid).ifPresent(p -> {
@@ -178,7 +178,7 @@ final class StuckCallWatchdog {
                 // removed below all the same: a process that outlives SIGKILL holds nothing we can free
             }
         });
-        ShmLeftovers.remove(CallBoard.DIR, pid);
+        ShmLeftovers.remove(ShmLeftovers.DIR, pid);
     }
 
     /** {@code _exit(2)}: ends the process now, with no safepoint (Runtime.halt needs one). */

@@ -26,22 +26,12 @@ import io.efabench.report.ReportException;
  * What JMH's benchmark list answers is {@link JmhSelection}'s; a run's facts are {@link RunFacts}'.
  */
 public final class Launch {
-    /** A refusal with its exit status. */
-    static final class Failed extends RuntimeException {
-        final int status;
-
-        Failed(int status, String message) {
-            super(message);
-            this.status = status;
-        }
-    }
-
     private Launch() {}
 
     public static void main(String[] args) {
         try {
             System.exit(run(args));
-        } catch (Failed e) {
+        } catch (LaunchRefusal e) {
             System.err.println("run-jmh: " + e.getMessage());
             System.exit(e.status);
         } catch (RankException | IllegalArgumentException | ReportException e) {

@@ -67,7 +67,7 @@ final class RunFolder {
                 Files.createDirectories(dir.resolve(sub));
             }
         } catch (IOException e) {
-            throw new Launch.Failed(1, "cannot create " + dir);
+            throw new LaunchRefusal(1, "cannot create " + dir);
         }
         if (local || a.rank() == 0) {
             String slurmHosts = env.getOrDefault("SLURM_JOB_NODELIST", "");
@@ -78,7 +78,7 @@ final class RunFolder {
                         Path.of(env.getOrDefault("EFABENCH_ROOT", "."))));
             } catch (RuntimeException e) {
                 System.err.println("run-jmh: " + e.getMessage());
-                throw new Launch.Failed(1, "cannot write the launcher's provenance in " + rel(dir));
+                throw new LaunchRefusal(1, "cannot write the launcher's provenance in " + rel(dir));
             }
         }
         boolean metrics = !"1".equals(env.get("EFABENCH_NO_METRICS"));
@@ -149,7 +149,7 @@ final class RunFolder {
                 return Integer.toString(p);
             }
         }
-        throw new Launch.Failed(1, "found no free TCP port on 127.0.0.1 for the rendezvous");
+        throw new LaunchRefusal(1, "found no free TCP port on 127.0.0.1 for the rendezvous");
     }
 
     /** Rank 0's arguments: the user's, with async-profiler under --profile (exit 1 where it cannot run). */
@@ -170,9 +170,9 @@ final class RunFolder {
             Files.createDirectories(dir.resolve("profile"));
             return a;
         } catch (IllegalArgumentException e) {
-            throw new Launch.Failed(1, e.getMessage());
+            throw new LaunchRefusal(1, e.getMessage());
         } catch (IOException | java.net.URISyntaxException e) {
-            throw new Launch.Failed(1, "--profile: " + e.getMessage());
+            throw new LaunchRefusal(1, "--profile: " + e.getMessage());
         }
     }
 
@@ -181,7 +181,7 @@ final class RunFolder {
             mergeResults(into.resolve("jmh.json"), from.resolve("jmh.json"));
         } catch (IllegalArgumentException e) {
             System.err.println("run-jmh: " + e.getMessage());
-            throw new Launch.Failed(1, "could not merge " + rel(from) + " into " + rel(into) + "; both are kept");
+            throw new LaunchRefusal(1, "could not merge " + rel(from) + " into " + rel(into) + "; both are kept");
         }
         try (Stream<Path> subs = Files.list(from)) {
             for (Path sub : subs.filter(p -> Files.isDirectory(p) && !hidden(p)).sorted().toList()) {
@@ -207,7 +207,7 @@ final class RunFolder {
             }
             pointLatest(into);
         } catch (IOException e) {
-            throw new Launch.Failed(1, "could not move " + rel(from) + "'s files into " + rel(into) + ": " + e.getMessage());
+            throw new LaunchRefusal(1, "could not move " + rel(from) + "'s files into " + rel(into) + ": " + e.getMessage());
         }
         out.println("run-jmh: " + rel(from) + "'s results joined " + rel(into));
     }

@@ -75,7 +75,8 @@ public final class RankGroup implements AutoCloseable {
         if (env.worldSize() == 1) {
             return new RankGroup(env, key, new Link[1], new Rendezvous.Member[] {Rendezvous.self(env, key)});
         }
-        return env.isLeader() ? RendezvousLeader.lead(env, key, timeout) : Rendezvous.follow(env, key, timeout);
+        Rendezvous.Joined joined = env.isLeader() ? RendezvousLeader.lead(env, key, timeout) : Rendezvous.follow(env, key, timeout);
+        return new RankGroup(env, key, joined.links(), joined.members());
     }
 
     /** EFABENCH_TIMEOUT_S (a positive integer), else 60 s: the deadline for every rendezvous wait. */

@@ -48,6 +48,9 @@ final class Rendezvous {
         }
     }
 
+    /** What a rendezvous hands the group it formed: a link per peer rank (null where none) and every member. */
+    record Joined(Link[] links, Member[] members) {}
+
     /**
      * "; the route to it leaves through NIC mgmt0 (198.19.0.2), whose link is down": the local
      * interface the kernel picks for {@code host} (a UDP connect sends nothing) and its state, for
@@ -72,7 +75,7 @@ final class Rendezvous {
         return new Member(env.rank(), env.worldSize(), key, hostname(), ProcessHandle.current().pid());
     }
 
-    static RankGroup follow(RankEnv env, String key, Duration timeout) {
+    static Joined follow(RankEnv env, String key, Duration timeout) {
         long start = System.nanoTime();
         long deadline = start + timeout.toNanos();
         String where = env.masterAddr() + ":" + env.masterPort();
@@ -110,9 +113,9 @@ final class Rendezvous {
                             + " but rank " + env.rank() + " speaks v" + Link.VERSION + " (different efabench builds?)");
                 }
                 link.send(Link.HELLO, self(env, key).encode());
-                RankGroup group = awaitWelcome(link, env, key, deadline + FOLLOWER_GRACE_NANOS, timeout);
+                Joined joined = awaitWelcome(link, env, key, deadline + FOLLOWER_GRACE_NANOS, timeout);
                 kept = true;
-                return group;
+                return joined;
             } catch (UnknownHostException e) {
                 lastError = "unknown host " + env.masterAddr();
             } catch (ConnectException | NoRouteToHostException | SocketTimeoutException e) {
@@ -131,7 +134,7 @@ final class Rendezvous {
     }
 
     /** After HELLO a retry would make rank 0 see this rank twice, so every failure here is final. */
-    private static RankGroup awaitWelcome(Link link, RankEnv env, String key, long deadline, Duration timeout) {
+    private static Joined awaitWelcome(Link link, RankEnv env, String key, long deadline, Duration timeout) {
         try {
             return readWelcome(link, env, key, deadline, timeout);
         } catch (IOException e) {
@@ -140,7 +143,7 @@ final class Rendezvous {
         }
     }
 
-    private static RankGroup readWelcome(Link link, RankEnv env, String key, long deadline, Duration timeout)
+    private static Joined readWelcome(Link link, RankEnv env, String key, long deadline, Duration timeout)
             throws IOException {
         String prefix = "rank " + env.rank() + ": ";
         link.setReadTimeoutMillis(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
@@ -170,7 +173,7 @@ final class Rendezvous {
                 link.setReadTimeoutMillis(0);
                 Link[] links = new Link[n];
                 links[0] = link;
-                return new RankGroup(env, key, links, members);
+                return new Joined(links, members);
             }
             case Link.REFUSE, Link.ABORT -> throw new RankException(Link.readString(in));
             default -> throw new RankException(prefix + "rank 0 sent frame kind " + frame.kind()

@@ -29,7 +29,7 @@ final class RendezvousLeader {
      * ({@link #HANDSHAKE_MILLIS}, at most the join's): a stranger that connects and then sends
      * nothing, or trickles bytes, is dropped at it with one line and never holds up a rank.
      */
-    static RankGroup lead(RankEnv env, String key, Duration timeout) {
+    static Rendezvous.Joined lead(RankEnv env, String key, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         int n = env.worldSize();
         Member[] members = new Member[n];
@@ -92,7 +92,7 @@ final class RendezvousLeader {
                 }
             }
             formed = true;
-            return new RankGroup(env, key, links, members);
+            return new Rendezvous.Joined(links, members);
         } catch (RankException e) {
             synchronized (members) {
                 Rendezvous.abortAll(links, e.getMessage());

@@ -24,6 +24,9 @@ import java.util.TreeSet;
  */
 public record Experiment(String benchmark, String mode, String stem, List<String> groups, List<Long> sizes,
                          Map<String, Map<Long, JmhResult>> cells, Map<String, String> fixed) {
+    /** The proxy experiment's timed benchmark, as shortName() spells it. */
+    static final String PROXY = "ProxyBenchmark.put";
+
 
     /** The result of {@code group} at {@code size}, or null. */
     public JmhResult cell(String group, long size) {

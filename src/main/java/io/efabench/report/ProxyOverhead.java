@@ -15,7 +15,6 @@ import java.util.Map;
  */
 final class ProxyOverhead {
     /** The proxy experiment's benchmark ({@link JmhResult#shortName}). */
-    static final String PROXY = "ProxyBenchmark.put";
 
     private ProxyOverhead() {}
 
@@ -28,7 +27,7 @@ final class ProxyOverhead {
         List<String[]> rows = new ArrayList<>();
         for (JmhResult proxy : results) {
             String config = proxy.params().get("config");
-            if (!proxy.shortName().equals(PROXY) || config == null || !config.startsWith("Proxy")) {
+            if (!proxy.shortName().equals(Experiment.PROXY) || config == null || !config.startsWith("Proxy")) {
                 continue;
             }
             Map<String, String> twinParams = new HashMap<>(proxy.params());
@@ -39,8 +38,8 @@ final class ProxyOverhead {
             }
             double p = roundUs(proxy);
             double d = roundUs(direct);
-            rows.add(new String[] {proxy.params().getOrDefault("size", Table.MISSING), config, us(p), us(d), us(p - d),
-                us(diff(proxy, direct, "lat_p50_us")), us(diff(proxy, direct, "lat_p99_us")), SeedUnit.format(d / p, "%.3f")});
+            rows.add(new String[] {proxy.params().getOrDefault("size", Cells.MISSING), config, us(p), us(d), us(p - d),
+                us(diff(proxy, direct, "lat_p50_us")), us(diff(proxy, direct, "lat_p99_us")), Cells.format(d / p, "%.3f")});
         }
         if (rows.isEmpty()) {
             return "";
@@ -93,6 +92,6 @@ final class ProxyOverhead {
     }
 
     private static String us(double v) {
-        return SeedUnit.format(v, "%.2f");
+        return Cells.format(v, "%.2f");
     }
 }

@@ -47,9 +47,9 @@ public final class SeedComparison {
                     boolean flag = Double.isFinite(ours[1]) && Double.isFinite(sp) && ours[1] < FLAG_BELOW * sp;
                     linkKnown |= Double.isFinite(ours[1]);
                     flagged += flag ? 1 : 0;
-                    row.addAll(List.of(SeedUnit.format(ours[0], "%.2f"), SeedUnit.format(sg, "%.2f"),
-                            SeedUnit.format(ours[0] / sg, "%.2f"), SeedUnit.format(ours[2], "%.2f"), SeedUnit.format(sl, "%.2f"),
-                            SeedUnit.format(ours[1], "%.1f") + (flag ? " !" : ""), SeedUnit.format(sp, "%.1f")));
+                    row.addAll(List.of(Cells.format(ours[0], "%.2f"), Cells.format(sg, "%.2f"),
+                            Cells.format(ours[0] / sg, "%.2f"), Cells.format(ours[2], "%.2f"), Cells.format(sl, "%.2f"),
+                            Cells.format(ours[1], "%.1f") + (flag ? " !" : ""), Cells.format(sp, "%.1f")));
                 }
                 rows.add(row);
             }

@@ -41,7 +41,7 @@ final class SeedUnit {
 
     /** The unit of the experiment's results, or null where they carry none (Write, IPC). */
     static SeedUnit of(Experiment e) {
-        if (e.shortName().equals(ProxyOverhead.PROXY)) {
+        if (e.shortName().equals(Experiment.PROXY)) {
             return LAUNCH;
         }
         for (SeedUnit u : KNOWN) {
@@ -78,9 +78,5 @@ final class SeedUnit {
     private static double score(JmhResult r, String metric) {
         JmhResult.Metric m = r.metric(metric);
         return m == null ? Double.NaN : m.score();
-    }
-
-    static String format(double v, String pattern) {
-        return Double.isFinite(v) ? String.format(Locale.ROOT, pattern, v) : Table.MISSING;
     }
 }

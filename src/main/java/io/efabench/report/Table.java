@@ -15,7 +15,6 @@ import io.efabench.harness.Sizes;
  * link our busbw_pct used; all-to-all adds nccl-tests' {@code algbw(GB/s) | busbw(GB/s)}.
  */
 public final class Table {
-    static final String MISSING = "-";
     /** The per-transfer latency percentiles of {@code -bm sample}, when a result has them. */
     static final List<String> PERCENTILES = List.of("lat_p50_us", "lat_p90_us", "lat_p99_us", "lat_p999_us");
     private static final List<String> PERCENTILE_HEADERS = List.of("p50(us)", "p90(us)", "p99(us)", "p99.9(us)");
@@ -47,12 +46,12 @@ public final class Table {
         rows.add(header);
         for (long size : e.sizes()) {
             List<String> row = new ArrayList<>();
-            row.add(size < 0 ? MISSING : Sizes.label(size));
-            row.add(size < 0 ? MISSING : Long.toString(size / Float.BYTES) /* the seed's count: 4-byte floats */);
+            row.add(size < 0 ? Cells.MISSING : Sizes.label(size));
+            row.add(size < 0 ? Cells.MISSING : Long.toString(size / Float.BYTES) /* the seed's count: 4-byte floats */);
             for (String group : e.groups()) {
                 JmhResult r = e.cell(group, size);
                 double[] f = SeedUnit.figures(seed, r, size);
-                row.addAll(List.of(SeedUnit.format(f[0], "%.2f"), SeedUnit.format(f[1], "%.1f"), SeedUnit.format(f[2], "%.2f")));
+                row.addAll(List.of(Cells.format(f[0], "%.2f"), Cells.format(f[1], "%.1f"), Cells.format(f[2], "%.2f")));
                 if (nccl) {
                     row.add(format(r, "nccl_algbw_gbs", "%.2f"));
                     row.add(format(r, "nccl_busbw_gbs", "%.2f"));
@@ -82,9 +81,9 @@ public final class Table {
             for (long size : e.sizes()) {
                 JmhResult r = e.cell(group, size);
                 if (r == null) continue;
-                List<String> row = new ArrayList<>(List.of(group, size < 0 ? MISSING : Sizes.label(size),
+                List<String> row = new ArrayList<>(List.of(group, size < 0 ? Cells.MISSING : Sizes.label(size),
                         format(r, "score", "%.3f"), Double.isFinite(r.primary().error())
-                                ? String.format(Locale.ROOT, "%.3f", r.primary().error()) : MISSING, r.primary().unit()));
+                                ? String.format(Locale.ROOT, "%.3f", r.primary().error()) : Cells.MISSING, r.primary().unit()));
                 if (pct) {
                     for (String[] p : JmhResults.SCORE_PERCENTILES) row.add(format(r, p[1], "%.3f"));
                 }
@@ -116,7 +115,7 @@ public final class Table {
 
     private static String format(JmhResult r, String metric, String pattern) {
         JmhResult.Metric m = r == null ? null : r.metric(metric);
-        return m == null || !Double.isFinite(m.score()) ? MISSING : String.format(Locale.ROOT, pattern, m.score());
+        return m == null || !Double.isFinite(m.score()) ? Cells.MISSING : String.format(Locale.ROOT, pattern, m.score());
     }
 
     /** Rows (the first is the header) as a Markdown table with right-aligned, padded columns. */

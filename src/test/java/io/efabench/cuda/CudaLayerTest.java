@@ -26,7 +26,7 @@ class CudaLayerTest {
     @BeforeAll
     static void open() {
         if (Cuda.unavailableReason().isEmpty()) {
-            ctx = CudaDevice.forLocalRank(0).retainPrimaryContext();
+            ctx = CudaContext.retainPrimary(CudaDevice.forLocalRank(0));
         }
     }
 

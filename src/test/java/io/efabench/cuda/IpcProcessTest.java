@@ -21,7 +21,7 @@ class IpcProcessTest {
     @Test
     void aPeerProcessReadsAndWritesThroughTheHandleAtTheRightOffset() throws Exception {
         assumeGpu();
-        try (CudaContext ctx = CudaDevice.get(0).retainPrimaryContext();
+        try (CudaContext ctx = CudaContext.retainPrimary(CudaDevice.get(0));
              DeviceBuffer allocation = DeviceBuffer.allocate(ctx, 8 << 20);
              CudaStream stream = CudaStream.create(ctx); PatternKernels pattern = new PatternKernels(ctx)) {
             DeviceMemory shared = allocation.slice(12 * 1024, 4 << 20);
@@ -60,7 +60,7 @@ class IpcProcessTest {
     public static final class IpcChild {
         public static void main(String[] args) {
             IpcHandle handle = IpcHandle.fromBytes(HexFormat.of().parseHex(args[1]));
-            try (CudaContext ctx = CudaDevice.get(Integer.parseInt(args[0])).retainPrimaryContext();
+            try (CudaContext ctx = CudaContext.retainPrimary(CudaDevice.get(Integer.parseInt(args[0])));
                  IpcHandle.PeerMapping peer = handle.open(ctx); CudaStream stream = CudaStream.create(ctx);
                  PatternKernels pattern = new PatternKernels(ctx)) {
                 PatternKernels.Verdict v = pattern.verify(stream, peer, 0, 1, 7, 10_000_000_000L);

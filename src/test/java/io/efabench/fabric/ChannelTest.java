@@ -248,7 +248,7 @@ class ChannelTest {
         if (b.rxCqDataConsumesRecv()) {
             post("recv for the immediate", () -> b.tryRecv(spare, 0, 64, 1));
         }
-        InjectTarget toB = a.injectTarget(src, aToB, target);
+        Channel.InjectTarget toB = a.injectTarget(src, aToB, target);
         post("inject write", () -> toB.tryInject(0, size, at, 0xbeef));
 
         pumpUntil("remote CQ data of the injected write", () -> !seenB.isEmpty());

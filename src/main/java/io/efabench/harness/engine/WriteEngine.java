@@ -2,7 +2,7 @@ package io.efabench.harness.engine;
 
 import io.efabench.fabric.ChannelOps;
 import io.efabench.fabric.Completion;
-import io.efabench.fabric.InjectTarget;
+import io.efabench.fabric.Channel.InjectTarget;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
 

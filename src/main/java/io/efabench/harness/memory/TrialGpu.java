@@ -79,7 +79,7 @@ public final class TrialGpu implements AutoCloseable {
         int local = Math.max(env.localWorldSize(), env.localRank() + 1);
         int ordinal = ordinalFor(env.localRank(), local, visible, sharing);
         CudaDevice device = CudaDevice.get(ordinal);
-        CudaContext context = device.retainPrimaryContext();
+        CudaContext context = CudaContext.retainPrimary(device);
         CudaStream stream = null;
         try {
             stream = CudaStream.create(context);

@@ -1,6 +1,6 @@
 package io.efabench.harness.write;
 
-import io.efabench.fabric.InjectTarget;
+import io.efabench.fabric.Channel.InjectTarget;
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
 

@@ -105,7 +105,7 @@ class ProxyProducersTest {
         assumeTrue(Cuda.unavailableReason().isEmpty(), () -> Cuda.unavailableReason().orElse(""));
         ProxyKernels.PutShape s = shape(rounds, slots);
         List<Req> expected = hostRequests(s, nbi);
-        try (CudaContext ctx = CudaDevice.forLocalRank(0).retainPrimaryContext()) {
+        try (CudaContext ctx = CudaContext.retainPrimary(CudaDevice.forLocalRank(0))) {
             ctx.makeCurrent();
             try (ProxyKernels kernels = new ProxyKernels(ctx); Mailbox mailbox = new Mailbox(ctx);
                     PinnedHostBuffer memory = PinnedHostBuffer.allocate(ctx, RequestRing.bytesFor(64));
