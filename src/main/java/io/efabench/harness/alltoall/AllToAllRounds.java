@@ -192,7 +192,7 @@ public final class AllToAllRounds implements Rounds {
     }
 
     /** Rank 0: times the rounds and says END. */
-    private final class LeaderSide implements Side {
+    private final class LeaderSide extends Sides {
         @Override
         public void warmRound() {
             warmUp();
@@ -221,15 +221,10 @@ public final class AllToAllRounds implements Rounds {
             }
             finish(end);
         }
-
-        @Override
-        public int peerInFlight() {
-            return peerAwaited();
-        }
     }
 
     /** Every other rank: the same rounds until rank 0's END. */
-    private final class FollowerSide implements Side {
+    private final class FollowerSide extends Sides {
         @Override
         public void warmRound() {
             warmUp();
@@ -254,7 +249,10 @@ public final class AllToAllRounds implements Rounds {
             }
             finish(pipeline.posted());
         }
+    }
 
+    /** What both sides name in a failure line. */
+    private abstract class Sides implements Side {
         @Override
         public int peerInFlight() {
             return peerAwaited();

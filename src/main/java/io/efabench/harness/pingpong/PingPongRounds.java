@@ -156,7 +156,7 @@ public final class PingPongRounds implements Rounds {
     }
 
     /** Rank 0: pings every target in turn, runs the checked round. */
-    private final class LeaderSide implements Side {
+    private final class LeaderSide extends Sides {
         /** Untimed, after the iteration's start barrier: one ping-pong with every target. */
         @Override
         public void warmRound() {
@@ -194,15 +194,10 @@ public final class PingPongRounds implements Rounds {
             }
             t.verdicts("ping-pong checked round " + round, verdict);
         }
-
-        @Override
-        public int peerInFlight() {
-            return peerAwaited();
-        }
     }
 
     /** Ranks 1..N-1: answer each ping until END, then the checked ping. */
-    private final class FollowerSide implements Side {
+    private final class FollowerSide extends Sides {
         @Override
         public void warmRound() {
             round();
@@ -249,7 +244,10 @@ public final class PingPongRounds implements Rounds {
             served--; // the checked round is not a timed round
             t.verdicts("ping-pong checked round " + ended, verdict);
         }
+    }
 
+    /** What both sides name in a failure line. */
+    private abstract class Sides implements Side {
         @Override
         public int peerInFlight() {
             return peerAwaited();

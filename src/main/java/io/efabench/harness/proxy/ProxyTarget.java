@@ -46,13 +46,13 @@ final class ProxyTarget implements Side {
         }
     }
 
-    /** Serve up to END, clear, serve the checked launch as a timed one, check every byte of every slot written. */
     /** The leader: every write a target waits for is rank 0's. */
     @Override
     public int peerInFlight() {
         return 0;
     }
 
+    /** Serve up to END, clear, serve the checked launch as a timed one, check every byte of every slot written. */
     @Override
     public void endIteration() {
         long ended = follower.serveToEnd();

@@ -172,7 +172,7 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
     }
 
     /** Rank 0: reads every target's block per round, runs the checked pass. */
-    private final class LeaderSide implements Side {
+    private final class LeaderSide extends Sides {
         @Override
         public void warmRound() {
             pipeline.warm();
@@ -220,15 +220,10 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
             }
             t.verdicts("read checked rounds " + (end + 1) + ".." + (end + slots), verdict);
         }
-
-        @Override
-        public int peerInFlight() {
-            return peerAwaited();
-        }
     }
 
     /** Ranks 1..N-1: progress the reads rank 0 posts; fill the checked sources. */
-    private final class FollowerSide implements Side {
+    private final class FollowerSide extends Sides {
         /** Targets have nothing to serve but the reads themselves, which their progress does. */
         @Override
         public void warmRound() {
@@ -249,7 +244,10 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
             serveUntilEndAfter(end);
             t.verdicts("read checked rounds " + (end + 1) + ".." + (end + slots), null);
         }
+    }
 
+    /** What both sides name in a failure line. */
+    private abstract class Sides implements Side {
         @Override
         public int peerInFlight() {
             return peerAwaited();
