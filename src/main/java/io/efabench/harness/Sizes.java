@@ -25,11 +25,16 @@ public final class Sizes {
             default -> 0;
         };
         String digits = shift == 0 ? s : s.substring(0, s.length() - 1);
-        if (digits.isEmpty() || !digits.chars().allMatch(c -> c >= '0' && c <= '9') || digits.length() > 12) {
+        long n;
+        try {
+            if (digits.isEmpty() || !digits.chars().allMatch(c -> c >= '0' && c <= '9') || digits.length() > 18) {
+                throw new NumberFormatException();
+            }
+            n = Math.multiplyExact(Long.parseLong(digits), 1L << shift);
+        } catch (NumberFormatException | ArithmeticException e) {
             throw new BenchmarkSetupException("size '" + text
                     + "' is not a size: use a whole number with an optional K, M or G suffix (binary, 1K = 1024 bytes)");
         }
-        long n = Long.parseLong(digits) << shift;
         if (n <= 0) {
             throw new BenchmarkSetupException("size '" + text + "' must be at least 1 byte");
         }

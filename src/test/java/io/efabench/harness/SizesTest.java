@@ -19,7 +19,7 @@ class SizesTest {
 
     @Test
     void rejectsBadSizesWithOneLine() {
-        for (String bad : new String[] {"12Q", "", "K", "-1K", "1.5M", "0", "99999999999999G", "KiB"}) {
+        for (String bad : new String[] {"12Q", "", "K", "-1K", "1.5M", "0", "99999999999999G", "17179869185G", "KiB"}) {
             BenchmarkSetupException e = assertThrows(BenchmarkSetupException.class, () -> Sizes.parse(bad));
             assertTrue(e.getMessage().contains("'" + bad + "'"), e.getMessage());
             assertTrue(!e.getMessage().contains("\n"));
