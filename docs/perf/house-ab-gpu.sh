@@ -11,7 +11,8 @@
 #  2. Then device memory on GPU 0 (device-vs-fabtests.sh: Write SingleDMA vs fi_rma_bw -D cuda,
 #     SendRecv SingleDevice vs fi_rdm_pingpong -D cuda, 4K / 1M / 64M), before and after.
 # Every step under a timeout; run folders packed into $OUT/runs.tgz. Carry .devcarry with jdk/,
-# benchmarks.jar, before.jar, build-libfabric-cuda.sh, libfabric-2.6.0-src.tgz (with fabtests).
+# benchmarks.jar, before.jar, build-libfabric-cuda.sh, libfabric-2.6.0-src.tgz (with fabtests); where two jars
+# and the JDK pass the carry limit, carry an overlay and rebuild before.jar there (docs/perf/jar-overlay.py apply).
 # Issue 46 (the harness in sub-packages) ran it in two calls: STEPS=host IPC=0 WINDOWS="1 64", then
 # STEPS=sendrecv,device: docs/PERFORMANCE.md, "Before and after the house refactor (issue 46)".
 # Usage on a 4-GPU device: OUT=... [ROUNDS=2] [IPC=0] [WINDOWS="1 64"] [STEPS=host,sendrecv,device] docs/perf/house-ab-gpu.sh
