@@ -47,7 +47,7 @@ public final class PingPongRounds implements Rounds {
         this.t = t;
         this.size = size;
         this.ch = t.channel(0);
-        this.comp = t.completion;
+        this.comp = t.completion();
         this.deadline = t.deadline();
         // One message per transfer: refused where a channel's endpoint cannot send it in one
         // (Channel#maxSendSize: on efa-direct the device MTU, about 8 KiB); trial.rounds fails every rank with it.

@@ -55,7 +55,7 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
     private TrialPaths paths;
     NicPath path;
     TrialLocality locality;
-    public final Completion completion = new Completion();
+    private final Completion completion = new Completion();
     /** More local ranks than CPUs: waits yield (TrialChecks.yieldWhenIdle). */
     private boolean yieldWhenIdle;
     /** This rank's GPU: always with device buffers, and on a machine with a GPU to pin host buffers; else null. */
@@ -373,9 +373,13 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
         return deadline(timeout);
     }
 
-    /** A deadline of {@code budget} for one wait; stalls announced as {@link #deadline()}'s are. */
+    /**
+     * A deadline of {@code budget} for a wait that may rightly last a peer's whole iteration (its
+     * budget is {@link #waitBudget}): no stall is announced, since a quarter of it passing is no sign of
+     * a fault.
+     */
     public Deadline deadline(Duration budget) {
-        return new Deadline(group, budget, paths, yieldWhenIdle);
+        return new Deadline(group, budget, null, yieldWhenIdle);
     }
 
     /** Whether waits give the CPU away (this process's ranks outnumber its CPUs): see {@link Deadline}. */
