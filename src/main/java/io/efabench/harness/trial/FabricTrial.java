@@ -370,7 +370,7 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
     /** A deadline of {@link #timeout} for one wait of this trial's rounds; a stall past a quarter of it is announced. */
     @Override
     public Deadline deadline() {
-        return deadline(timeout);
+        return new Deadline(group, timeout, paths, yieldWhenIdle);
     }
 
     /**
