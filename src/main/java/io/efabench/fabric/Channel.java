@@ -2,7 +2,6 @@ package io.efabench.fabric;
 
 import io.efabench.fabric.generated.LibFabric;
 import io.efabench.fabric.generated.fi_av_attr;
-import io.efabench.fabric.generated.fi_context2;
 import io.efabench.fabric.generated.fi_domain_attr;
 import io.efabench.fabric.generated.fi_info;
 import io.efabench.fabric.generated.fi_ops_av;
@@ -496,6 +495,7 @@ public final class Channel implements ChannelOps, AutoCloseable {
      * An error entry becomes a {@link FabricException} with the provider's text. Reading the CQ
      * is also what drives progress for providers with manual progress.
      */
+    @Override
     public int poll(Completion c) {
         return cq.read(c, 1);
     }

@@ -16,6 +16,9 @@ public interface ChannelOps {
 
     int tryRecv(MemoryRegion mr, long off, long len, int ctx);
 
+    /** Reads at most one completion into {@code c} (entry 0): 1 when one was read, 0 when the CQ is empty. */
+    int poll(Completion c);
+
     /** Reads up to {@link Completion#BATCH} completions into {@code c}; how many. */
     int pollBatch(Completion c);
 

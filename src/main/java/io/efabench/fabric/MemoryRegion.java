@@ -26,6 +26,17 @@ public final class MemoryRegion implements AutoCloseable {
         this.remote = remote;
     }
 
+    /**
+     * A region no domain registered, with {@code remote} as what peers are told: what a fake of
+     * {@link ChannelOps} hands out in unit tests. A {@link Channel} refuses it (it is no channel's
+     * own); closing it does nothing.
+     */
+    public static MemoryRegion standIn(MemorySegment segment, RemoteRegion remote) {
+        return new MemoryRegion(STAND_IN, r -> {}, segment, MemorySegment.NULL, 0, remote);
+    }
+
+    private static final Object STAND_IN = new Object();
+
     /** The registered memory (host memory, or a device pointer wrapped as a segment for HMEM). */
     public MemorySegment segment() {
         return segment;

@@ -7,7 +7,7 @@ import io.efabench.harness.TestHooks;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.memory.Payload;
 import io.efabench.harness.memory.TrialBuffer;
-import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.RoundsSite;
 
 /**
  * The memory of {@link AllToAllRounds} and what the checked pass does with it: {@code slots}
@@ -17,7 +17,7 @@ import io.efabench.harness.trial.FabricTrial;
  * destination is cleared; after it every peer's block of every slot is verified.
  */
 final class AllToAllBlocks {
-    private final FabricTrial t;
+    private final RoundsSite t;
     private final long size;
     private final int slots;
     private final int ranks;
@@ -30,12 +30,12 @@ final class AllToAllBlocks {
     /** Test hook, applied by rank N-1: EFABENCH_CORRUPT_OFFSET flips that byte of its checked block for one peer. */
     private final long corruptOffset = TestHooks.integer("EFABENCH_CORRUPT_OFFSET");
 
-    AllToAllBlocks(FabricTrial t, long size, int slots) {
+    AllToAllBlocks(RoundsSite t, long size, int slots) {
         this.t = t;
         this.size = size;
         this.slots = slots;
-        this.ranks = t.size;
-        this.me = t.rank;
+        this.ranks = t.size();
+        this.me = t.rank();
         long perSlot = Footprint.bufferBytes(ranks, size);
         src = t.buffer(Footprint.bufferBytes(slots, perSlot));
         dst = t.buffer(Footprint.bufferBytes(slots, perSlot));

@@ -7,7 +7,7 @@ import io.efabench.harness.engine.LocalCompletions;
 import io.efabench.harness.engine.OpPlan;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.engine.WriteEngine;
-import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.RoundsSite;
 
 
 /**
@@ -17,7 +17,7 @@ import io.efabench.harness.trial.FabricTrial;
  * learns END from rank 0's FINAL writes, and feeds the {@link PeerSpread}.
  */
 final class AllToAllPort implements RoundPipeline.Port, WriteEngine.Sink {
-    private final FabricTrial t;
+    private final RoundsSite t;
     private final int ranks;
     private final int me;
     private final int window;
@@ -42,10 +42,10 @@ final class AllToAllPort implements RoundPipeline.Port, WriteEngine.Sink {
     /** Test hook, applied by rank N-1. */
     final TestHooks.PipelineFault fault = TestHooks.PipelineFault.fromEnvironment();
 
-    AllToAllPort(FabricTrial t, AllToAllBlocks blocks, OpPlan plan, int window, int slots) {
+    AllToAllPort(RoundsSite t, AllToAllBlocks blocks, OpPlan plan, int window, int slots) {
         this.t = t;
-        this.ranks = t.size;
-        this.me = t.rank;
+        this.ranks = t.size();
+        this.me = t.rank();
         this.window = window;
         this.slots = slots;
         this.blocks = blocks;

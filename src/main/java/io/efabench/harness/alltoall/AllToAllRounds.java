@@ -8,7 +8,7 @@ import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.OpPlan;
 import io.efabench.harness.engine.RoundPipeline;
-import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.RoundsSite;
 import io.efabench.harness.trial.Rounds;
 import io.efabench.harness.trial.Side;
 
@@ -37,7 +37,7 @@ public final class AllToAllRounds implements Rounds {
     /** Most rounds in flight per rank. */
     public static final int MAX_WINDOW = 64;
 
-    private final FabricTrial t;
+    private final RoundsSite t;
     private final Layout layout;
     private final long size;
     private final int window;
@@ -50,16 +50,16 @@ public final class AllToAllRounds implements Rounds {
     private final AllToAllPort port;
     private final RoundPipeline pipeline;
 
-    public AllToAllRounds(FabricTrial t, Layout layout, long size, int windowParam, String slotsParam) {
+    public AllToAllRounds(RoundsSite t, Layout layout, long size, int windowParam, String slotsParam) {
         this.t = t;
         this.layout = layout;
         this.size = size;
-        this.ranks = t.size;
-        this.me = t.rank;
+        this.ranks = t.size();
+        this.me = t.rank();
         if (windowParam < 1 || windowParam > MAX_WINDOW) {
             throw new BenchmarkSetupException("window=" + windowParam + ": must be from 1 to " + MAX_WINDOW + " rounds");
         }
-        Immediate.requireCarried(t.channels(), ranks);
+        t.requireImmediates();
         if (layout == Layout.MULTI && size < t.channelCount()) {
             throw new BenchmarkSetupException("size " + size + " B cannot be split across " + t.channelCount() + " channels");
         }
@@ -143,7 +143,7 @@ public final class AllToAllRounds implements Rounds {
     private boolean pastEnd() {
         long next = pipeline.posted() + 1;
         pipeline.await(next - window);
-        long end = port.finalEnd >= 0 ? port.finalEnd : t.iterations.endedRounds();
+        long end = port.finalEnd >= 0 ? port.finalEnd : t.endedRounds();
         return end >= 0 && next > end;
     }
 
@@ -188,7 +188,7 @@ public final class AllToAllRounds implements Rounds {
 
     @Override
     public Side side() {
-        return t.rank == 0 ? new LeaderSide() : new FollowerSide();
+        return t.rank() == 0 ? new LeaderSide() : new FollowerSide();
     }
 
     /** Rank 0: times the rounds and says END. */
@@ -209,7 +209,7 @@ public final class AllToAllRounds implements Rounds {
         @Override
         public void endIteration() {
             long end = pipeline.posted() + window; // no rank can have posted past this: it needs rank 0's round end - window
-            t.iterations.signalEnd(end);
+            t.signalEnd(end);
             port.timed = false;
             port.kind = Immediate.FINAL;
             try {

@@ -5,7 +5,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import io.efabench.harness.Metrics;
-import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.RoundsSite;
 
 /**
  * All-to-all's spread over pairs and ranks in one iteration, seen from the receiving side. Per
@@ -79,7 +79,7 @@ final class PeerSpread {
     }
 
     /** Allgathers every rank's figures; rank 0 publishes them ({@code size} to each peer, {@code bytesPerInvocation} per rank). */
-    void publish(FabricTrial t, long size, long bytesPerInvocation) {
+    void publish(RoundsSite t, long size, long bytesPerInvocation) {
         int ranks = pairNanos.length;
         ByteBuffer mine = ByteBuffer.allocate(8 * (1 + ranks + invocations));
         mine.putLong(invocations);
@@ -89,8 +89,8 @@ final class PeerSpread {
         for (int k = 0; k < invocations; k++) {
             mine.putLong(invocationNanos[k]);
         }
-        List<byte[]> all = t.group.allgather("all-to-all pair and round times", mine.array(), t.timeout);
-        if (t.rank != 0) {
+        List<byte[]> all = t.allgather("all-to-all pair and round times", mine.array());
+        if (t.rank() != 0) {
             return;
         }
         List<Double> pairs = new ArrayList<>();

@@ -126,6 +126,15 @@ public final class TrialBuffer implements AutoCloseable {
         return new TrialBuffer(MemoryKind.DEVICE, bytes, payload, mrs, how, refusal);
     }
 
+    /**
+     * Host memory that something else registered, as {@code regions} (one per channel): a fake
+     * fabric's stand-ins in unit tests. The caller frees the memory; closing deregisters.
+     */
+    public static TrialBuffer ofRegistered(MemorySegment segment, MemoryRegion[] regions) {
+        return new TrialBuffer(MemoryKind.HOST, segment.byteSize(), new HostPayload(segment, null), regions.clone(),
+                Registration.HOST, null);
+    }
+
     public long byteSize() {
         return bytes;
     }

@@ -1,18 +1,16 @@
 package io.efabench.harness.pingpong;
 
-import io.efabench.fabric.Channel;
+import io.efabench.fabric.ChannelOps;
 import io.efabench.fabric.Completion;
 import io.efabench.fabric.MemoryRegion;
-import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.SeedRound;
 import io.efabench.harness.TestHooks;
 import io.efabench.harness.engine.Deadline;
 import io.efabench.harness.memory.Payload;
 import io.efabench.harness.memory.TrialBuffer;
-import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.RoundsSite;
 import io.efabench.harness.trial.Rounds;
 import io.efabench.harness.trial.Side;
-import io.efabench.harness.trial.TrialChecks;
 
 /**
  * Two-sided ping-pong, rank 0 with ranks 1..N-1 in turn, on channel 0, in the leader-driven
@@ -25,9 +23,12 @@ public final class PingPongRounds implements Rounds {
     private static final int SEND_CTX = 0;
     private static final int RECV_CTX = 1;
 
-    private final FabricTrial t;
+    private final RoundsSite t;
     private final long size;
-    private final Channel ch;
+    private final ChannelOps ch;
+    /** Ranks of the group, and rank k's address on channel 0: read on every round, asked once. */
+    private final int ranks;
+    private final long[] peerAddress;
     private final TrialBuffer sendBuf;
     private final TrialBuffer recvBuf;
     private final MemoryRegion sendMr;
@@ -43,51 +44,51 @@ public final class PingPongRounds implements Rounds {
     private long round;
     private long served;
 
-    public PingPongRounds(FabricTrial t, long size) {
+    public PingPongRounds(RoundsSite t, long size) {
         this.t = t;
         this.size = size;
         this.ch = t.channel(0);
+        this.ranks = t.size();
+        this.peerAddress = new long[ranks];
+        for (int k = 0; k < ranks; k++) {
+            peerAddress[k] = t.peer(k, 0);
+        }
         this.comp = t.completion();
         this.deadline = t.deadline();
         // One message per transfer: refused where a channel's endpoint cannot send it in one
         // (Channel#maxSendSize: on efa-direct the device MTU, about 8 KiB); trial.rounds fails every rank with it.
-        for (Channel c : t.channels()) {
-            String refusal = TrialChecks.sendTooLarge(size, c.maxSendSize(), c.nic());
-            if (refusal != null) {
-                throw new BenchmarkSetupException(refusal);
-            }
-        }
+        t.requireSendable(size);
         sendBuf = t.buffer(size);
         recvBuf = t.buffer(size);
-        sendBuf.fill(t.rank, t.rank == 0 ? 1 : 0, 0);
+        sendBuf.fill(t.rank(), t.rank() == 0 ? 1 : 0, 0);
         sendMr = sendBuf.region(0);
         recvMr = recvBuf.region(0);
-        if (t.rank != 0) {
+        if (t.rank() != 0) {
             postRecv(0);
         }
     }
 
     @Override
     public long bytesPerInvocation() {
-        return 2 * size * (t.size - 1);
+        return 2 * size * (t.size() - 1);
     }
 
     /** One size per round trip: the seed's SendRecv Gbps. */
     @Override
     public long seedBytesPerInvocation() {
-        return size * (t.size - 1);
+        return size * (t.size() - 1);
     }
 
     /** The seed's SendRecv unit: one ping-pong round trip, one per target per invocation. */
     @Override
     public SeedRound seedRound() {
-        return new SeedRound("rtt_us", t.size - 1);
+        return new SeedRound("rtt_us", t.size() - 1);
     }
 
     /** One-way transfers per invocation: a ping and a pong per target. */
     @Override
     public int transfersPerInvocation() {
-        return 2 * (t.size - 1);
+        return 2 * (t.size() - 1);
     }
 
     @Override
@@ -130,8 +131,8 @@ public final class PingPongRounds implements Rounds {
     }
 
     private void postSend(int peer) {
-        if (ch.trySend(sendMr, 0, size, t.peer(peer, 0), 0, false, SEND_CTX) != 0) {
-            deadline.await(() -> ch.trySend(sendMr, 0, size, t.peer(peer, 0), 0, false, SEND_CTX) == 0, this::progress,
+        if (ch.trySend(sendMr, 0, size, peerAddress[peer], 0, false, SEND_CTX) != 0) {
+            deadline.await(() -> ch.trySend(sendMr, 0, size, peerAddress[peer], 0, false, SEND_CTX) == 0, this::progress,
                     "posting a send", peer, -1);
         }
     }
@@ -152,7 +153,7 @@ public final class PingPongRounds implements Rounds {
 
     @Override
     public Side side() {
-        return t.rank == 0 ? new LeaderSide() : new FollowerSide();
+        return t.rank() == 0 ? new LeaderSide() : new FollowerSide();
     }
 
     /** Rank 0: pings every target in turn, runs the checked round. */
@@ -167,17 +168,17 @@ public final class PingPongRounds implements Rounds {
         @Override
         public void round() {
             round++;
-            for (int k = 1; k < t.size; k++) {
+            for (int k = 1; k < ranks; k++) {
                 pingPong(k);
             }
         }
 
         @Override
         public void endIteration() {
-            t.iterations.signalEnd(round);
+            t.signalEnd(round);
             t.barrier("buffers cleared for the checked round");
             String verdict = null;
-            for (int k = 1; k < t.size; k++) {
+            for (int k = 1; k < ranks; k++) {
                 sendBuf.fill(0, k, round);
                 if (corruptOffset >= 0) {
                     sendBuf.corrupt(corruptOffset);
@@ -208,7 +209,7 @@ public final class PingPongRounds implements Rounds {
         public void round() {
             deadline.start();
             while (!recvDone) {
-                long ended = t.iterations.endedRounds();
+                long ended = t.endedRounds();
                 if (ended >= 0 && served >= ended) {
                     return;
                 }
@@ -222,7 +223,7 @@ public final class PingPongRounds implements Rounds {
         public void endIteration() {
             // Keep serving: the leader may still be running rounds when this rank's JMH timer ends.
             long ended;
-            while ((ended = t.iterations.endedRounds()) < 0 || served < ended) {
+            while ((ended = t.endedRounds()) < 0 || served < ended) {
                 round();
             }
             // The receive for the checked ping is already posted: clearing the buffer under it is
@@ -232,11 +233,11 @@ public final class PingPongRounds implements Rounds {
             deadline.await(() -> recvDone, PingPongRounds.this::progress, "waiting for the checked ping", 0, -1);
             String verdict = null;
             try {
-                recvBuf.verify(0, t.rank, ended);
+                recvBuf.verify(0, t.rank(), ended);
             } catch (Payload.CorruptionException e) {
                 verdict = e.getMessage() + " (SendRecv ping)";
             }
-            sendBuf.fill(t.rank, 0, ended);
+            sendBuf.fill(t.rank(), 0, ended);
             if (corruptOffset >= 0) {
                 sendBuf.corrupt(corruptOffset); // a corrupted pong: the leader's check must catch it
             }
@@ -256,6 +257,6 @@ public final class PingPongRounds implements Rounds {
 
     /** The peer rank the current wait is for, or -1 (failure lines). */
     private int peerAwaited() {
-        return t.rank == 0 ? peerInFlight : 0;
+        return t.rank() == 0 ? peerInFlight : 0;
     }
 }

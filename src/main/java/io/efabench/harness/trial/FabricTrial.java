@@ -10,6 +10,7 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 import org.openjdk.jmh.infra.IterationParams;
 
 import io.efabench.fabric.Channel;
+import io.efabench.fabric.Channel.InjectTarget;
 import io.efabench.fabric.Completion;
 import io.efabench.fabric.Discovery;
 import io.efabench.fabric.FabricException;
@@ -30,7 +31,7 @@ import io.efabench.harness.MetricsSink;
 import io.efabench.harness.Sizes;
 import io.efabench.harness.TestHooks;
 import io.efabench.harness.engine.Deadline;
-import io.efabench.harness.engine.EngineSite;
+import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.StallWitness;
 import io.efabench.harness.memory.TrialBuffer;
 import io.efabench.harness.memory.TrialGpu;
@@ -41,7 +42,7 @@ import io.efabench.harness.memory.TrialGpu;
  * addresses, and the bookkeeping of the leader-driven round protocol (docs/DESIGN.md).
  * Opened in {@code @Setup(Level.Trial)}, closed in {@code @TearDown(Level.Trial)}.
  */
-public final class FabricTrial implements EngineSite, AutoCloseable {
+public final class FabricTrial implements RoundsSite, AutoCloseable {
     public final RankGroup group;
     public final int rank;
     public final int size;
@@ -51,6 +52,36 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
     /** fi_addr of rank r's channel c, as inserted into local channel c's AV: {@code peer[r][c]}. */
     private long[][] peer;
     private NicInfo[] nicOf;
+    @Override
+    public void signalEnd(long rounds) {
+        iterations.signalEnd(rounds);
+    }
+
+    @Override
+    public long injectRmaSize(int c) {
+        return channels[c].injectRmaSize();
+    }
+
+    @Override
+    public InjectTarget injectTarget(int c, MemoryRegion src, int peerRank, RemoteRegion target) {
+        return channels[c].injectTarget(src, peer[peerRank][c], target);
+    }
+
+    @Override
+    public void requireImmediates() {
+        Immediate.requireCarried(channels, size);
+    }
+
+    @Override
+    public void requireSendable(long bytes) {
+        for (Channel c : channels) {
+            String refusal = TrialChecks.sendTooLarge(bytes, c.maxSendSize(), c.nic());
+            if (refusal != null) {
+                throw new BenchmarkSetupException(refusal);
+            }
+        }
+    }
+
     /** Both ends of every channel to every peer, for failure and stall lines; null until the addresses are swapped. */
     private TrialPaths paths;
     NicPath path;
@@ -154,6 +185,7 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
     }
 
     /** Link speed in Gbps of the distinct NICs behind the given channels; 0 when any is unknown. */
+    @Override
     public double linkGbps(int... channelIndexes) {
         List<NicInfo> used = new ArrayList<>();
         for (int c : channelIndexes) {
@@ -166,6 +198,7 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
      * The seed's BusBW(%) denominator for a layout: one NIC's link for Single, every channel's
      * NIC for Multi and RoundRobin (the seed divided RoundRobin by all of the rank's NICs, used or not).
      */
+    @Override
     public double seedLinkGbps(Layout layout) {
         if (layout == Layout.SINGLE) {
             return linkGbps(0);
@@ -206,6 +239,7 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
      * A payload buffer of the trial's memory kind, registered on every channel and owned by
      * this trial.
      */
+    @Override
     public TrialBuffer buffer(long bytes) {
         // efa and verbs pin registered host pages, once per channel (each has its own domain).
         if (memory == MemoryKind.HOST && NicPath.isNicProvider(discovery.provider())) {
@@ -222,11 +256,13 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
         return b;
     }
 
+    @Override
     public MemoryKind memory() {
         return memory;
     }
 
     /** Every rank's regions (as registered per channel): {@code result[rank][channel]}. */
+    @Override
     public RemoteRegion[][] exchange(String what, MemoryRegion[] local) {
         return TrialExchange.regions(group, what, local, timeout);
     }
@@ -310,16 +346,19 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
     }
 
     /** Where this trial's measuring code reports what {@code MetricsProfiler} turns into metrics. */
+    @Override
     public MetricsSink metrics() {
         return metrics;
     }
 
     /** The deadline of a wait that may span a peer's whole iteration: the timeout plus the iteration time. */
+    @Override
     public java.time.Duration waitBudget() {
         return timeout.plus(iterations.time());
     }
 
     /** Barrier whose deadline covers a peer still running out its JMH iteration time. */
+    @Override
     public void barrier(String what) {
         group.barrier(what, waitBudget());
     }
@@ -328,6 +367,7 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
      * Exchanges verdicts of a checked round: every rank passes null (fine) or its one-line
      * failure; every rank throws the first failure, so all fail together with the same text.
      */
+    @Override
     public void verdicts(String what, String mine) {
         Verdicts.exchange(group, what, mine, waitBudget(), metrics);
     }
@@ -378,6 +418,7 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
      * budget is {@link #waitBudget}): no stall is announced, since a quarter of it passing is no sign of
      * a fault.
      */
+    @Override
     public Deadline deadline(Duration budget) {
         return new Deadline(group, budget, null, yieldWhenIdle);
     }
@@ -392,6 +433,7 @@ public final class FabricTrial implements EngineSite, AutoCloseable {
         return paths;
     }
 
+    @Override
     public String benchmark() {
         return benchmark;
     }

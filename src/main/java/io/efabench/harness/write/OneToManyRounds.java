@@ -4,7 +4,7 @@ import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.Layout;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.OpPlan;
-import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.RoundsSite;
 import io.efabench.harness.trial.Rounds;
 
 
@@ -18,7 +18,7 @@ import io.efabench.harness.trial.Rounds;
 abstract class OneToManyRounds implements Rounds {
     public static final int MAX_WINDOW = 256;
 
-    final FabricTrial t;
+    final RoundsSite t;
     final Layout layout;
     final long size;
     final int targets;
@@ -28,7 +28,7 @@ abstract class OneToManyRounds implements Rounds {
     final OpPlan plan;
 
     /** {@code slotsParam}: "auto" or a count ({@link Footprint}); {@code what}: the workload, in the plan's exchange. */
-    OneToManyRounds(FabricTrial t, Layout layout, long size, int windowParam, String slotsParam, String what) {
+    OneToManyRounds(RoundsSite t, Layout layout, long size, int windowParam, String slotsParam, String what) {
         if (windowParam < 1 || windowParam > MAX_WINDOW) {
             throw new BenchmarkSetupException("window=" + windowParam + ": must be from 1 to " + MAX_WINDOW + " rounds");
         }
@@ -38,11 +38,11 @@ abstract class OneToManyRounds implements Rounds {
         this.t = t;
         this.layout = layout;
         this.size = size;
-        this.targets = t.size - 1;
+        this.targets = t.size() - 1;
         this.slots = Footprint.slots(slotsParam, windowParam, size * targets);
         this.window = Footprint.roundsInFlight(windowParam, slots);
-        byte[] mine = t.rank == 0 ? OpPlan.write(t, layout, size).encode() : new byte[0];
-        this.plan = OpPlan.decode(t.group.allgather(what + " op plan", mine, t.timeout).get(0));
+        byte[] mine = t.rank() == 0 ? OpPlan.write(t, layout, size).encode() : new byte[0];
+        this.plan = OpPlan.decode(t.allgather(what + " op plan", mine).get(0));
     }
 
     /** One invocation is a window of rounds, each {@code size} to (or from) every target. */

@@ -12,7 +12,7 @@ import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.engine.WriteEngine;
 import io.efabench.harness.memory.Payload;
 import io.efabench.harness.memory.TrialBuffer;
-import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.RoundsSite;
 import io.efabench.harness.trial.Side;
 
 /**
@@ -49,26 +49,26 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
     private boolean checking;
     private int peerInFlight = -1;
 
-    public ReadRounds(FabricTrial t, Layout layout, long size, int windowParam, String slotsParam) {
+    public ReadRounds(RoundsSite t, Layout layout, long size, int windowParam, String slotsParam) {
         super(t, layout, size, windowParam, slotsParam, "read");
         // Rank 0 receives slots x targets blocks; a target serves slots blocks.
-        buffer = t.buffer(Footprint.bufferBytes(slots, t.rank == 0 ? size * targets : size));
+        buffer = t.buffer(Footprint.bufferBytes(slots, t.rank() == 0 ? size * targets : size));
         bufferMr = buffer.regions();
         sourceOf = t.exchange("read source regions", bufferMr);
         deadline = t.deadline();
-        if (t.rank == 0) {
+        if (t.rank() == 0) {
             int[] contexts = plan.perChannel(t.channelCount());
             for (int c = 0; c < contexts.length; c++) {
                 contexts[c] *= window;
             }
             engine = new WriteEngine(t, contexts, false, new long[t.channelCount()], 1, this);
-            local = new LocalCompletions(t.size, window);
+            local = new LocalCompletions(t.size(), window);
             pipeline = new RoundPipeline(this, window, slots, deadline);
         } else {
             engine = new WriteEngine(t, new int[t.channelCount()], false, new long[t.channelCount()], 1, this);
             local = null;
             pipeline = null;
-            buffer.fill(t.rank, 0, 0); // what the timed rounds read: any bytes would do; the checked pass refills
+            buffer.fill(t.rank(), 0, 0); // what the timed rounds read: any bytes would do; the checked pass refills
         }
     }
 
@@ -81,7 +81,7 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
     private void fillCheckedSlots(long end) {
         for (int q = 1; q <= slots; q++) {
             int slot = Footprint.slotOf(end + q, slots);
-            buffer.fill((long) slot * size, size, t.rank, 0, end + q);
+            buffer.fill((long) slot * size, size, t.rank(), 0, end + q);
             if (q == 1 && corruptOffset >= 0 && corruptOffset < size) {
                 buffer.corrupt((long) slot * size + corruptOffset);
             }
@@ -147,28 +147,28 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
 
     /** Reads the CQs (which serves rank 0's reads) until the leader's END says more than {@code after}. */
     private long serveUntilEndAfter(long after) {
-        t.deadline(t.waitBudget()).await(() -> t.iterations.endedRounds() > after, engine::progress,
+        t.deadline(t.waitBudget()).await(() -> t.endedRounds() > after, engine::progress,
                 "serving reads until rank 0's END", 0, after + 1);
-        return t.iterations.endedRounds();
+        return t.endedRounds();
     }
 
     @Override
     public void rmaDone(int tag) {
         if (local == null) {
-            throw new BenchmarkSetupException("rank " + t.rank + ": a local completion at a read target, which posts nothing");
+            throw new BenchmarkSetupException("rank " + t.rank() + ": a local completion at a read target, which posts nothing");
         }
         local.done(tag);
     }
 
     @Override
     public void arrived(long data) {
-        throw new BenchmarkSetupException("rank " + t.rank + ": a write with immediate data 0x" + Long.toHexString(data)
+        throw new BenchmarkSetupException("rank " + t.rank() + ": a write with immediate data 0x" + Long.toHexString(data)
                 + " arrived, which read rounds never send");
     }
 
     @Override
     public Side side() {
-        return t.rank == 0 ? new LeaderSide() : new FollowerSide();
+        return t.rank() == 0 ? new LeaderSide() : new FollowerSide();
     }
 
     /** Rank 0: reads every target's block per round, runs the checked pass. */
@@ -192,7 +192,7 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
         public void endIteration() {
             pipeline.drain();
             long end = pipeline.posted();
-            t.iterations.signalEnd(end);
+            t.signalEnd(end);
             buffer.clear();
             t.barrier("read sources filled for the checked round");
             checking = true;
@@ -205,7 +205,7 @@ public final class ReadRounds extends OneToManyRounds implements RoundPipeline.P
             } finally {
                 checking = false;
             }
-            t.iterations.signalEnd(end + slots);
+            t.signalEnd(end + slots);
             String verdict = null;
             for (int q = 1; q <= slots && verdict == null; q++) {
                 int slot = Footprint.slotOf(end + q, slots);

@@ -16,17 +16,19 @@ import io.efabench.harness.engine.OpPlan;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.engine.WriteEngine;
 import io.efabench.harness.memory.TrialBuffer;
-import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.RoundsSite;
 import io.efabench.harness.trial.Side;
 
 /** Rank 0 of Write ({@code WriteRounds}): posts the rounds, reaps, takes the acks, runs the checked pass. */
 final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
     private final WriteShape w;
-    private final FabricTrial t;
+    private final RoundsSite t;
     private final OpPlan plan;
     /** Read on every write: the shape's, kept here one load away. */
     private final long size;
     private final int window;
+    /** Ranks of the group (read on every round's ack check). */
+    private final int ranks;
     private final boolean roundRobin;
     private final TrialBuffer src;
     private final MemoryRegion[] srcMr;
@@ -54,6 +56,7 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
         this.plan = w.base.plan;
         this.size = w.base.size;
         this.window = w.base.window;
+        this.ranks = t.size();
         this.roundRobin = w.base.layout == Layout.ROUND_ROBIN;
         this.src = src;
         this.srcMr = src.regions();
@@ -61,26 +64,26 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
         this.deadline = t.deadline();
         int n = plan.ops();
         injectOp = new boolean[n];
-        lastOpTo = new int[t.size];
+        lastOpTo = new int[t.size()];
         boolean injects = false;
         boolean posts = false;
         for (int i = 0; i < n; i++) {
             int c = plan.channel[i];
-            injectOp[i] = inject && t.memory() == MemoryKind.HOST && plan.len[i] <= t.channel(c).injectRmaSize();
+            injectOp[i] = inject && t.memory() == MemoryKind.HOST && plan.len[i] <= t.injectRmaSize(c);
             injects |= injectOp[i];
             posts |= !injectOp[i];
             lastOpTo[plan.peer[i]] = i;
         }
         localOps = posts;
-        injectTo = injects ? new InjectTarget[t.size][] : null;
-        for (int k = 1; injects && k < t.size; k++) {
+        injectTo = injects ? new InjectTarget[t.size()][] : null;
+        for (int k = 1; injects && k < t.size(); k++) {
             injectTo[k] = new InjectTarget[t.channelCount()];
             for (int c = 0; c < t.channelCount(); c++) {
-                injectTo[k][c] = t.channel(c).injectTarget(srcMr[c], t.peer(k, c), dstOf[k][c]);
+                injectTo[k][c] = t.injectTarget(c, srcMr[c], k, dstOf[k][c]);
             }
         }
-        acked = new long[t.size];
-        local = new LocalCompletions(t.size, w.base.window);
+        acked = new long[t.size()];
+        local = new LocalCompletions(t.size(), w.base.window);
         int[] contexts = plan.perChannel(t.channelCount());
         for (int c = 0; c < contexts.length; c++) {
             contexts[c] *= w.base.window;
@@ -88,7 +91,7 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
         engine = new WriteEngine(t, contexts, true, w.unservedPerChannel(), Math.max(1, w.base.window / 2), this);
         pipeline = new RoundPipeline(this, w.base.window, w.base.slots, deadline);
         for (int s = 0; s < w.base.slots; s++) {
-            for (int k = 1; k < t.size; k++) {
+            for (int k = 1; k < ranks; k++) {
                 src.fill(block(s, k), w.base.size, 0, k, 0);
             }
         }
@@ -120,7 +123,7 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
     @Override
     public void warmRound() {
         long r = pipeline.warm();
-        for (int k = 1; k < t.size; k++) {
+        for (int k = 1; k < ranks; k++) {
             awaitAck(k, r);
         }
         if (!w.remote) {
@@ -238,7 +241,7 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
 
     /** The first target that has not acked round {@code r}, or -1. */
     private int firstUnacked(long r) {
-        for (int k = 1; k < t.size; k++) {
+        for (int k = 1; k < ranks; k++) {
             if (acked[k] < r) {
                 return k;
             }
@@ -283,15 +286,15 @@ final class WriteLeader implements RoundPipeline.Port, Side, WriteEngine.Sink {
     public void endIteration() {
         // END first: targets ack cumulatively every ackEvery rounds, and the last round once they know it.
         long end = pipeline.posted();
-        t.iterations.signalEnd(end);
+        t.signalEnd(end);
         pipeline.drain();
-        for (int k = 1; k < t.size; k++) {
+        for (int k = 1; k < ranks; k++) {
             awaitAck(k, end);
         }
         t.barrier("targets cleared for the checked round");
         for (int q = 1; q <= w.base.slots; q++) {
             int slot = pipeline.slot(end + q);
-            for (int k = 1; k < t.size; k++) {
+            for (int k = 1; k < ranks; k++) {
                 src.fill(block(slot, k), w.base.size, 0, k, end + q);
                 if (q == 1 && w.corruptOffset >= 0 && w.corruptOffset < w.base.size) {
                     src.corrupt(block(slot, k) + w.corruptOffset);

@@ -2,9 +2,8 @@ package io.efabench.harness.write;
 
 import io.efabench.harness.Layout;
 import io.efabench.harness.engine.Footprint;
-import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.memory.TrialBuffer;
-import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.RoundsSite;
 import io.efabench.harness.trial.Side;
 
 /**
@@ -36,7 +35,7 @@ public final class WriteRounds extends OneToManyRounds {
      * {@code inject}: post writes that fit the inject size with fi_inject_writedata (as fi_rma_bw
      * does); {@code slotsParam}: "auto" or a count ({@link Footprint}).
      */
-    public WriteRounds(FabricTrial t, Layout layout, boolean remote, long size, int windowParam, boolean inject,
+    public WriteRounds(RoundsSite t, Layout layout, boolean remote, long size, int windowParam, boolean inject,
             String slotsParam) {
         super(requireImmediates(t), layout, size, windowParam, slotsParam, "write");
         int credits = remote ? window : Math.max(LOCAL_CREDITS, window);
@@ -44,10 +43,10 @@ public final class WriteRounds extends OneToManyRounds {
         shape = new WriteShape(this, remote, credits, remote ? window : Math.max(1, credits / 2));
         // The leader reads slots x targets source blocks; a target receives slots blocks; the leader's
         // own target region is never written (one page, for the exchange).
-        TrialBuffer src = t.rank == 0 ? t.buffer(Footprint.bufferBytes(slots, size * targets)) : null;
-        TrialBuffer dst = t.buffer(t.rank == 0 ? 4096 : Footprint.bufferBytes(slots, size));
+        TrialBuffer src = t.rank() == 0 ? t.buffer(Footprint.bufferBytes(slots, size * targets)) : null;
+        TrialBuffer dst = t.buffer(t.rank() == 0 ? 4096 : Footprint.bufferBytes(slots, size));
         var dstOf = t.exchange("write target regions", dst.regions());
-        if (t.rank == 0) {
+        if (t.rank() == 0) {
             leader = new WriteLeader(shape, src, dstOf, inject);
             target = null;
         } else {
@@ -57,8 +56,8 @@ public final class WriteRounds extends OneToManyRounds {
     }
 
     /** Writes carry the immediates a target counts: refused before anything is opened where they cannot. */
-    private static FabricTrial requireImmediates(FabricTrial t) {
-        Immediate.requireCarried(t.channels(), t.size);
+    private static RoundsSite requireImmediates(RoundsSite t) {
+        t.requireImmediates();
         return t;
     }
 

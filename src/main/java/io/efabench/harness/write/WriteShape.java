@@ -38,7 +38,7 @@ final class WriteShape {
      */
     long[] unservedPerChannel() {
         long[] n = new long[base.t.channelCount()];
-        java.util.Arrays.fill(n, (credits + 1L) * base.plan.maxPerPeerChannel(base.t.size, base.t.channelCount()));
+        java.util.Arrays.fill(n, (credits + 1L) * base.plan.maxPerPeerChannel(base.t.size(), base.t.channelCount()));
         return n;
     }
 }

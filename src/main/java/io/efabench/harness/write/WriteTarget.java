@@ -4,7 +4,7 @@ import io.efabench.harness.engine.Follower;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.memory.Payload;
 import io.efabench.harness.memory.TrialBuffer;
-import io.efabench.harness.trial.FabricTrial;
+import io.efabench.harness.trial.RoundsSite;
 import io.efabench.harness.trial.Side;
 
 
@@ -14,7 +14,7 @@ import io.efabench.harness.trial.Side;
  */
 final class WriteTarget implements Side {
     private final WriteShape w;
-    private final FabricTrial t;
+    private final RoundsSite t;
     private final TrialBuffer dst;
     final Follower follower;
 
@@ -25,7 +25,7 @@ final class WriteTarget implements Side {
         int fromLeader = 0;
         int[] onChannel = new int[t.channelCount()];
         for (int i = 0; i < w.base.plan.ops(); i++) {
-            if (w.base.plan.peer[i] == t.rank) {
+            if (w.base.plan.peer[i] == t.rank()) {
                 fromLeader++;
                 onChannel[w.base.plan.channel[i]]++;
             }
@@ -63,7 +63,7 @@ final class WriteTarget implements Side {
         for (int q = 1; q <= w.base.slots && verdict == null; q++) {
             int slot = Footprint.slotOf(ended + q, w.base.slots);
             try {
-                dst.verify((long) slot * w.base.size, w.base.size, 0, t.rank, ended + q);
+                dst.verify((long) slot * w.base.size, w.base.size, 0, t.rank(), ended + q);
             } catch (Payload.CorruptionException e) {
                 verdict = e.getMessage() + " (slot " + slot + " of " + w.base.slots + ", " + w.base.layout + ", " + t.benchmark() + ")";
             }

@@ -1,5 +1,7 @@
 package io.efabench.harness.engine;
 
+import io.efabench.harness.fake.FakeFabric;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
