@@ -123,6 +123,35 @@ public final class FakeFabric {
         return failures;
     }
 
+    /**
+     * {@link #run}, then fails where any rank failed or any iteration's checked round was not
+     * passed by every rank ({@code checked_rounds} short of {@code iterations}).
+     */
+    public void runChecked(Function<RoundsSite, Rounds> make, int iterations, int rounds) throws InterruptedException {
+        assertAllPassed(run(make, iterations, rounds));
+        if (metrics.checkedRounds() != iterations) {
+            throw new AssertionError(metrics.checkedRounds() + " checked rounds passed in " + iterations + " iterations");
+        }
+    }
+
+    /**
+     * {@link #run}, which must fail on every rank with one and the same line (a group fails
+     * together); returns the line.
+     */
+    public String runFailing(Function<RoundsSite, Rounds> make, int iterations, int rounds) throws InterruptedException {
+        Throwable[] failed = run(make, iterations, rounds);
+        for (int r = 0; r < ranks; r++) {
+            if (failed[r] == null) {
+                throw new AssertionError("rank " + r + " passed");
+            }
+            if (!failed[r].getMessage().equals(failed[0].getMessage())) {
+                throw new AssertionError("rank " + r + " failed with \"" + failed[r].getMessage() + "\", rank 0 with \""
+                        + failed[0].getMessage() + "\"");
+            }
+        }
+        return failed[0].getMessage();
+    }
+
     /** Fails with the first rank's failure (its stack as the cause) where any rank failed. */
     public static void assertAllPassed(Throwable[] failures) {
         for (int r = 0; r < failures.length; r++) {

@@ -1,12 +1,11 @@
 package io.efabench.harness.write;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.Test;
 
 import io.efabench.harness.Layout;
 import io.efabench.harness.fake.FakeFabric;
@@ -16,18 +15,13 @@ import io.efabench.harness.fake.FakeFabric;
  * ranks as threads of one JVM, every byte moved, every checked round verified. No process.
  */
 class WriteRoundsTest {
-    private static final int ITERATIONS = 2;
-
     @ParameterizedTest(name = "{0} remote={1} window={2}")
     @CsvSource({
         "SINGLE, false, 1", "SINGLE, true, 1", "SINGLE, false, 8", "SINGLE, true, 8",
         "MULTI, false, 1", "MULTI, true, 4", "ROUND_ROBIN, false, 1", "ROUND_ROBIN, true, 4",
     })
     void everyCheckedRoundVerifiesOnEveryTarget(Layout layout, boolean remote, int window) throws Exception {
-        FakeFabric f = FakeFabric.threaded(3, 2);
-        Throwable[] failed = f.run(t -> new WriteRounds(t, layout, remote, 4096, window, true, "auto"), ITERATIONS, 25);
-        FakeFabric.assertAllPassed(failed);
-        assertEquals(ITERATIONS, f.metrics.checkedRounds());
+        FakeFabric.threaded(3, 2).runChecked(t -> new WriteRounds(t, layout, remote, 4096, window, true, "auto"), 2, 25);
     }
 
     /** A write that lands wrong fails every rank with the target's one line, naming it and the slot. */
@@ -35,12 +29,7 @@ class WriteRoundsTest {
     void aCorruptedWriteFailsEveryRankWithTheTargetsLine() throws Exception {
         FakeFabric f = FakeFabric.threaded(3, 1);
         f.flipBytesTo = 2;
-        Throwable[] failed = f.run(t -> new WriteRounds(t, Layout.SINGLE, false, 1024, 4, true, "auto"), 1, 10);
-        for (int r = 0; r < f.ranks; r++) {
-            assertNotNull(failed[r], "rank " + r + " passed a corrupted round");
-            assertEquals(failed[0].getMessage(), failed[r].getMessage());
-        }
-        String line = failed[0].getMessage();
+        String line = f.runFailing(t -> new WriteRounds(t, Layout.SINGLE, false, 1024, 4, true, "auto"), 1, 10);
         assertTrue(line.contains("rank 2") && line.contains("slot"), line);
         assertEquals(0, f.metrics.checkedRounds());
     }
@@ -53,8 +42,7 @@ class WriteRoundsTest {
     void creditsHoldTheLeaderBackFromASlowTarget() throws Exception {
         FakeFabric f = FakeFabric.threaded(2, 1);
         f.sites[1].pollPauseMicros = 200;
-        Throwable[] failed = f.run(t -> new WriteRounds(t, Layout.SINGLE, false, 64, 1, true, "auto"), 1, 200);
-        FakeFabric.assertAllPassed(failed);
+        f.runChecked(t -> new WriteRounds(t, Layout.SINGLE, false, 64, 1, true, "auto"), 1, 200);
         int bound = WriteRounds.LOCAL_CREDITS + 1;
         assertTrue(f.mostUnread[1] <= bound, "target held " + f.mostUnread[1] + " writes unread, bound " + bound);
         assertTrue(f.mostUnread[1] > 1, "the leader never got ahead: the test shows nothing");
