@@ -13,6 +13,7 @@
 #        ./run-jmh.sh doctor [--no-run] [--json] [--libfabric DIR]
 #        ./run-jmh.sh seed write|sendrecv|all2all|proxy|ipc [--sizes all|quick|LIST] [--provider P] [-- JMH args]
 #        ./run-jmh.sh testbed up|down|status|exec|rsh|links ...   (a cluster on one machine: testbed/testbed.sh)
+#        ./run-jmh.sh sweep [--quick [N]] [--size S] [--seconds S] ...   (find the bad node, NIC or rail; --help)
 #
 #   --ranks N      local ranks to start (default 2; not allowed under srun/mpirun/torchrun)
 #   --provider P   libfabric provider (FI_PROVIDER), e.g. tcp, shm, efa (local default: tcp)
@@ -488,6 +489,59 @@ cmd_testbed() {
     exec bash "$ROOT/testbed/testbed.sh" "$@"
 }
 
+# ./run-jmh.sh sweep [options] (README, "Find the bad node: sweep"): one rank per node. Under
+# srun/mpirun/torchrun this process is its node's rank; else, with the testbed up, one rank on each
+# of its nodes, rank 0's output here; else Java refuses in one line (fewer than 2 nodes).
+cmd_sweep() {
+    local mode=local install=yes build=build
+    under_launcher && mode=cluster install=no build=nobuild
+    find_java
+    if [[ ${1:-} == --help || ${1:-} == -h ]]; then
+        ensure_jar "$build"; exec "$JAVA" -cp "$JAR" io.efabench.sweep.Sweep --help
+    fi
+    ensure_libfabric "$install"
+    ensure_jar "$build"
+    preload_jsig
+    local sweep=("$JAVA" "${RANK_JVM_FLAGS[@]}" -cp "$JAR" io.efabench.sweep.Sweep)
+    [[ $mode == cluster ]] && exec "${sweep[@]}" "$@"
+    local prefix=${EFABENCH_TESTBED_NAME:-efb}
+    local state=/run/efabench-testbed${EFABENCH_TESTBED_NAME:+-$prefix} NODES="" k out="" a
+    [[ -f $state/config ]] || exec "${sweep[@]}" "$@"
+    NODES=$(sed -n 's/^NODES=//p' "$state/config")
+    for a in "$@"; do [[ $a == --out ]] && out=given; done
+    if [[ -z $out ]]; then
+        out=$RESULTS/sweep-$(date +%Y%m%d-%H%M%S)
+        set -- "$@" --out "$out"
+    else
+        out=""
+    fi
+    local logs=${out:-$RESULTS}/logs port=$((20000 + RANDOM % 20000))
+    mkdir -p "$logs" || die 1 "cannot create $logs"
+    note "sweep over the testbed: $NODES nodes ($prefix-n1..$prefix-n$NODES), one rank each; logs in $(rel "$logs")"
+    trap 'on_signal INT 130' INT; trap 'on_signal TERM 143' TERM
+    for ((k = NODES - 1; k >= 0; k--)); do
+        # The testbed's nodes share this machine's CPUs: busy-polling ranks yield, as oversubscribed ones do.
+        local env=(RANK=$k WORLD_SIZE=$NODES LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=$prefix-n1 MASTER_PORT=$port
+            EFABENCH_RESULTS=$RESULTS EFABENCH_YIELD=${EFABENCH_YIELD:-$((NODES > $(nproc) ? 1 : 0))}
+            ${LD_PRELOAD:+LD_PRELOAD=$LD_PRELOAD})
+        if ((k == 0)); then
+            setsid bash "$ROOT/testbed/testbed.sh" exec "$prefix-n$((k + 1))" env "${env[@]}" "${sweep[@]}" "$@" \
+                > >(tee "$logs/rank0.log") 2>&1 &
+        else
+            setsid bash "$ROOT/testbed/testbed.sh" exec "$prefix-n$((k + 1))" env "${env[@]}" "${sweep[@]}" "$@" \
+                >"$logs/rank$k.log" 2>&1 &
+        fi
+        RANK_PIDS[k]=$!
+    done
+    local rc=0 code
+    for ((k = NODES - 1; k >= 0; k--)); do
+        wait "${RANK_PIDS[k]}"; code=$?
+        ((k == 0)) && rc=$code
+    done
+    trap - INT TERM
+    exit "$rc"
+}
+
 cmd_report_class() {  # compare/report: the report CLI, no libfabric needed
     local sub=$1 report=io.efabench.report.Report
     shift
@@ -546,6 +600,7 @@ main() {
     doctor) shift; cmd_doctor "$@" ;;
     build) cmd_build "$@" ;;
     testbed) shift; cmd_testbed "$@" ;;
+    sweep) shift; cmd_sweep "$@" ;;
     esac
     run_planned "$@"
 }

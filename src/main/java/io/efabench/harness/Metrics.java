@@ -26,6 +26,10 @@ package io.efabench.harness;
  *       figure is one peer's bytes over the round: ours divided by N-1; {@code nccl_algbw_gbs} and
  *       {@code nccl_busbw_gbs}: nccl-tests' alltoall_perf figures in GB/s ({@link #ncclAlgbwGBs},
  *       {@link #ncclAlltoallBusbwGBs}).</li>
+ *   <li>The sweep ({@code ./run-jmh.sh sweep}): per pair and rail, {@code gbps} of each direction
+ *       is a Write's (SINGLE, remote completion) payload over the leader's timed rounds;
+ *       {@code rtt_p50_us} and {@code rtt_p99_us} are nearest-rank percentiles of the round
+ *       trips of a 64 B ping-pong ({@link #percentileUs}), whole round trips, not halves.</li>
  *   <li>{@code rtt_us} (SendRecv: one ping-pong round trip) and {@code round_us} (all-to-all at
  *       window 1: one round): the seed's units of time, from which the seed-style tables compute
  *       the seed's Gbps and Lat ({@link #seedGbps}, {@link #seedBusbwPct}).</li>
@@ -43,6 +47,19 @@ public final class Metrics {
     /** Payload bandwidth in Gbps (1e9 bit/s). */
     public static double gbps(double bytes, double seconds) {
         return bytes * 8.0 / seconds / 1e9;
+    }
+
+    /**
+     * The nearest-rank {@code q}-quantile (0 < q <= 1) of the first {@code n} of {@code nanos}, in
+     * microseconds; sorts them in place. NaN where n is 0.
+     */
+    public static double percentileUs(long[] nanos, int n, double q) {
+        if (n == 0) {
+            return Double.NaN;
+        }
+        java.util.Arrays.sort(nanos, 0, n);
+        int rank = (int) Math.ceil(q * n);
+        return nanos[Math.max(0, Math.min(n - 1, rank - 1))] / 1e3;
     }
 
     /** Payload bandwidth in GB/s (1e9 byte/s), the unit NVLink figures are usually quoted in. */

@@ -109,19 +109,19 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
     /** What this trial reports to {@code MetricsProfiler}; the fork's sink from the trial's start. */
     private final MetricsSink metrics = MetricsSink.open();
 
-    private FabricTrial(BenchmarkParams bp, TrialSpec spec) {
-        benchmark = TrialKey.benchmark(bp);
+    private FabricTrial(TrialIdentity id, TrialSpec spec) {
+        benchmark = id.benchmark();
         this.memory = spec.memory();
         config = benchmark + (spec.config() != null ? " config=" + spec.config() : "");
-        trialTag = TrialKey.tag(bp);
-        if (bp.getThreads() != 1) {
-            throw new BenchmarkSetupException(benchmark + " runs one thread per rank; drop -t " + bp.getThreads());
+        trialTag = id.tag();
+        if (id.threads() != 1) {
+            throw new BenchmarkSetupException(benchmark + " runs one thread per rank; drop -t " + id.threads());
         }
         resources.push(TrialResources.Tier.MEMORY, arena);
         long opened = System.nanoTime();
         int requested = TrialChecks.parseChannels(spec.channels());
-        TrialJoin joined = TrialJoin.join(benchmark, spec.minRanks(), TrialKey.of(bp),
-                "start it with ./run-jmh.sh --ranks N or under srun/mpirun/torchrun");
+        TrialJoin joined = TrialJoin.join(benchmark, spec.minRanks(), id.key(),
+                "start it with ./run-jmh.sh --ranks N or under srun/mpirun/torchrun", id.env(), id.timeout());
         env = joined.env();
         timeout = joined.timeout();
         group = joined.group();
@@ -144,7 +144,7 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
             locality = TrialLocality.establish(group, timeout, discovery.nics(), gpu != null ? gpu.device.pciBusId() : null,
                     Sysfs.system());
             yieldWhenIdle = TrialChecks.yieldWhenIdle(locality.oversubscribed());
-            List<NicInfo> mine = locality.nics;
+            List<NicInfo> mine = spec.nic() < 0 ? locality.nics : List.of(TrialOpening.nicAt(discovery, spec.nic(), rank));
             int n = requested > 0 ? requested : mine.size();
             channels = new Channel[n];
             nicOf = new NicInfo[n];
@@ -169,7 +169,7 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
             resources.closeAll();
             throw e instanceof FabricException || !errors.isEmpty() ? new BenchmarkSetupException(e.getMessage() + errors) : e;
         }
-        if (rank != 0) {
+        if (rank != 0 && id.jmh()) {
             System.out.println("# efabench: rank " + rank + " of " + size + " is a FOLLOWER: its JMH scores only mirror"
                     + " rank 0's rounds and are not results");
         }
@@ -177,8 +177,13 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
 
     /** Forms the group and opens the channels of the trial {@code spec} asks for. */
     public static FabricTrial open(BenchmarkParams bp, TrialSpec spec) {
+        return open(TrialIdentity.of(bp), spec);
+    }
+
+    /** As {@link #open(BenchmarkParams, TrialSpec)} for a trial outside JMH (the sweep), which names itself. */
+    public static FabricTrial open(TrialIdentity id, TrialSpec spec) {
         try {
-            return new FabricTrial(bp, spec);
+            return new FabricTrial(id, spec);
         } catch (RankException | FabricException e) {
             throw new BenchmarkSetupException(e.getMessage());
         }
@@ -273,6 +278,15 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
      */
     void startIteration(IterationParams ip) {
         long n = iterations.start(ip);
+        group.barrier("start of iteration " + n, waitBudget());
+    }
+
+    /**
+     * {@link #startIteration} for a driver outside JMH (the sweep): an iteration of {@code length},
+     * its start barrier; the driver then runs the side's warm round, its rounds and its end.
+     */
+    public void startIteration(Duration length) {
+        long n = iterations.start(length);
         group.barrier("start of iteration " + n, waitBudget());
     }
 
@@ -426,6 +440,11 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
     /** Whether waits give the CPU away (this process's ranks outnumber its CPUs): see {@link Deadline}. */
     public boolean yieldsWhenIdle() {
         return yieldWhenIdle;
+    }
+
+    /** Rank 0's NIC byte counters (efa, verbs: sysfs), or null where there are none. */
+    public NicCounters nicCounters() {
+        return nicCounters;
     }
 
     /** Both ends of every channel, and the line a stalled wait adds ({@link TrialPaths}). */

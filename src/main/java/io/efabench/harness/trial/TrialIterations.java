@@ -27,9 +27,13 @@ public final class TrialIterations {
 
     /** Iteration start: counts it and remembers its time; returns its number. */
     long start(IterationParams ip) {
+        return start(Duration.ofMillis(Math.max(0, ip.getTime().convertTo(TimeUnit.MILLISECONDS))));
+    }
+
+    /** As {@link #start(IterationParams)} for an iteration of {@code length} outside JMH. */
+    long start(Duration length) {
         iteration++;
-        long ms = ip.getTime().convertTo(TimeUnit.MILLISECONDS);
-        time = Duration.ofMillis(Math.max(0, ms));
+        time = length;
         return iteration;
     }
 

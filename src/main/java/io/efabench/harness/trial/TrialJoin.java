@@ -24,13 +24,18 @@ public record TrialJoin(RankEnv env, RankGroup group, Duration timeout) {
      * {@code minRanks} ranks, saying how to start more ({@code howToStart}).
      */
     public static TrialJoin join(String benchmark, int minRanks, String key, String howToStart) {
+        return join(benchmark, minRanks, key, howToStart, null, null);
+    }
+
+    /** As {@link #join(String, int, String, String)} as {@code env} with {@code timeout} (nulls: the process's and the default). */
+    public static TrialJoin join(String benchmark, int minRanks, String key, String howToStart, RankEnv given, Duration wait) {
         try {
-            RankEnv env = RankEnv.fromEnvironment();
+            RankEnv env = given != null ? given : RankEnv.fromEnvironment();
             if (env.worldSize() < minRanks) {
                 throw new BenchmarkSetupException(benchmark + " needs at least " + minRanks + " ranks but WORLD_SIZE is "
                         + env.worldSize() + " (source: " + env.source() + "); " + howToStart);
             }
-            Duration timeout = RankGroup.defaultTimeout();
+            Duration timeout = wait != null ? wait : RankGroup.defaultTimeout();
             return new TrialJoin(env, RankGroup.join(env, key, timeout), timeout);
         } catch (RankException e) {
             throw new BenchmarkSetupException(e.getMessage());

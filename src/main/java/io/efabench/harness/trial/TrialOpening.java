@@ -2,6 +2,7 @@ package io.efabench.harness.trial;
 
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 
 import io.efabench.cuda.Cuda;
 import io.efabench.fabric.Discovery;
@@ -38,6 +39,16 @@ final class TrialOpening {
     }
 
     /** fi_getinfo for this trial; FI_HMEM is asked for only when device buffers are used. */
+    /** The node's NIC {@code index} as discovery lists them (a rail of the sweep); one line where it has fewer. */
+    static NicInfo nicAt(Discovery discovery, int index, int rank) {
+        List<NicInfo> all = discovery.nics();
+        if (index >= all.size()) {
+            throw new BenchmarkSetupException("rank " + rank + ": no NIC " + index + " here: " + discovery.provider()
+                    + " lists " + all.size() + " (" + all.stream().map(NicInfo::domainName).toList() + ")");
+        }
+        return all.get(index);
+    }
+
     static Discovery discover(boolean hmem, NicPath path, String config) {
         try {
             return Discovery.discover(hmem, path);

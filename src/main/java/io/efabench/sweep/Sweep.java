@@ -1,0 +1,254 @@
+package io.efabench.sweep;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.rank.RankEnv;
+import io.efabench.rank.RankException;
+import io.efabench.rank.RankGroup;
+
+/**
+ * {@code ./run-jmh.sh sweep}: one rank per node, every rank running this. The ranks form one group
+ * (the launcher's variables), tell each other their NICs ({@link Fleet}), then go through the
+ * {@link Schedule}'s rounds in step, one rail at a time: in a step every pair measures on that rail
+ * ({@link PairProbe}) while the group waits at a barrier, and rank 0 collects what both ends saw.
+ * Then the {@link Judge}'s second pass re-measures the suspects against known-good partners, and
+ * rank 0 writes what it names ({@link SweepReport}). A node that dies ends the sweep within the
+ * deadline: rank 0 reports what was measured and names it.
+ */
+public final class Sweep {
+    private final RankGroup world;
+    private final Fleet fleet;
+    private final SweepOptions o;
+    private final PairProbe probe;
+    private final int me;
+    /** Rank 0: every pair's result so far. */
+    private final List<LinkResult> links = new ArrayList<>();
+    private final Duration stepBudget;
+    private int stepIndex;
+    private final long startNanos = System.nanoTime();
+    private final double knownLineGbps;
+
+    private Sweep(RankGroup world, Fleet fleet, SweepOptions o) {
+        this.world = world;
+        this.fleet = fleet;
+        this.o = o;
+        this.probe = new PairProbe(o);
+        this.me = world.rank();
+        // A step: two trials' rendezvous and waits, each bounded by the timeout, and the timed writes.
+        this.stepBudget = o.timeout().multipliedBy(5).plus(o.seconds().multipliedBy(4));
+        this.knownLineGbps = fleet.lineGbps();
+    }
+
+    /** One pair measuring on one rail in a step. */
+    record Task(int a, int b, int rail) {}
+
+    public static void main(String[] args) {
+        int code;
+        try {
+            code = run(args);
+        } catch (IllegalArgumentException | BenchmarkSetupException | RankException e) {
+            System.err.println("sweep: " + e.getMessage().replaceFirst("^sweep: ", ""));
+            code = 2;
+        }
+        System.out.flush();
+        System.exit(code);
+    }
+
+    static int run(String[] args) {
+        if (args.length == 1 && (args[0].equals("--help") || args[0].equals("-h"))) {
+            System.out.println(SweepOptions.USAGE);
+            return 0;
+        }
+        SweepOptions o = SweepOptions.parse(args);
+        RankEnv env = RankEnv.fromEnvironment();
+        if (env.worldSize() < 2) {
+            throw new IllegalArgumentException("fewer than 2 nodes (" + env.worldSize() + " rank, from " + env.source()
+                    + "): run one rank per node under srun/mpirun/torchrun, or bring up the testbed (./run-jmh.sh testbed up)");
+        }
+        try (RankGroup world = RankGroup.join(env, o.key(), o.timeout())) {
+            Fleet fleet = Fleet.gather(world, o.timeout());
+            return new Sweep(world, fleet, o).execute();
+        }
+    }
+
+    private int execute() {
+        int n = fleet.nodes();
+        List<Schedule.Round> plan = o.quick() > 0 ? Schedule.quick(n, o.quick(), o.seed()) : Schedule.tournament(n);
+        List<List<Task>> steps = new ArrayList<>();
+        for (Schedule.Round r : plan) {
+            for (int k = 0; k < fleet.rails(); k++) {
+                List<Task> step = new ArrayList<>();
+                for (Schedule.Pair p : r.pairs()) {
+                    step.add(new Task(p.a(), p.b(), k));
+                }
+                steps.add(step);
+            }
+        }
+        if (me == 0) {
+            System.out.printf("sweep: %d nodes, %d rails (%s), %s: %d rounds of %d steps; %s writes, window %d, %d ms each way%n",
+                    n, fleet.rails(), fleet.provider(), o.quick() > 0 ? o.quick() + " random matchings" : "every pair",
+                    plan.size(), fleet.rails(), io.efabench.harness.Sizes.label(o.size()), o.window(), o.seconds().toMillis());
+            fleet.notes().forEach(s -> System.out.println("sweep: " + s));
+        }
+        try {
+            runSteps(steps, false, steps.size());
+            List<List<Task>> again = retests();
+            if (!again.isEmpty() && me == 0) {
+                System.out.println("sweep: second pass: " + again.stream().mapToInt(List::size).sum()
+                        + " suspects re-measured against known-good partners");
+            }
+            runSteps(again, true, again.size());
+        } catch (RankException | BenchmarkSetupException e) {
+            return ended(e);
+        }
+        return finish(Map.of());
+    }
+
+    private void runSteps(List<List<Task>> steps, boolean retest, int total) {
+        for (int s = 0; s < steps.size(); s++) {
+            List<Task> step = steps.get(s);
+            world.barrier("sweep step " + stepIndex, stepBudget);
+            String mine = "";
+            for (Task t : step) {
+                if (t.a() == me || t.b() == me) {
+                    int partner = t.a() == me ? t.b() : t.a();
+                    int port = world.env().masterPort() + 1 + 3 * (stepIndex % 2000);
+                    PairProbe.View v = probe.measure(me, partner, t.rail(), world.host(t.a()), world.host(t.b()), port,
+                            o.key() + " step " + stepIndex);
+                    mine = encode(v);
+                }
+            }
+            List<byte[]> all = world.allgather("sweep results of step " + stepIndex, mine.getBytes(UTF_8), stepBudget);
+            stepIndex++;
+            if (me == 0) {
+                for (Task t : step) {
+                    PairProbe.View va = decode(all.get(t.a()));
+                    PairProbe.View vb = decode(all.get(t.b()));
+                    links.add(merge(t, va, vb, retest));
+                }
+                progress(s + 1, total, retest);
+            }
+        }
+    }
+
+    /** The pair's result from what each end saw: a's Write, b's Write, a's round trips; the first failure. */
+    private LinkResult merge(Task t, PairProbe.View a, PairProbe.View b, boolean retest) {
+        String failure = a == null ? "node " + t.a() + " reported nothing" : a.failure();
+        if (failure == null) {
+            failure = b == null ? "node " + t.b() + " reported nothing" : b.failure();
+        }
+        if (failure != null) {
+            return LinkResult.failed(t.a(), t.b(), t.rail(), failure, retest);
+        }
+        return new LinkResult(t.a(), t.b(), t.rail(), a.gbps(), b.gbps(), a.p50us(), a.p99us(), null, retest);
+    }
+
+    private void progress(int done, int total, boolean retest) {
+        double elapsed = (System.nanoTime() - startNanos) / 1e9;
+        String eta = retest ? "" : String.format(", ETA %.0f s", elapsed / (stepIndex) * (total - done));
+        long failed = links.stream().filter(l -> !l.measured()).count();
+        System.out.printf("sweep: %s step %d/%d: %d pair-rails measured, %d could not be; %.0f s%s%n",
+                retest ? "second pass" : "first pass", done, total, links.size() - failed, failed, elapsed, eta);
+    }
+
+    private Judge judge(Map<Integer, String> dead) {
+        return new Judge(fleet.nodes(), fleet.rails(), o.thresholds(knownLineGbps), links, dead);
+    }
+
+    /** Rank 0 decides the second pass; every rank learns it. */
+    private List<List<Task>> retests() {
+        String plan = "";
+        if (me == 0) {
+            StringBuilder b = new StringBuilder();
+            for (List<Judge.Retest> round : judge(Map.of()).retests()) {
+                Map<Integer, List<Judge.Retest>> byRail = new LinkedHashMap<>();
+                round.forEach(r -> byRail.computeIfAbsent(r.rail(), k -> new ArrayList<>()).add(r));
+                for (List<Judge.Retest> step : byRail.values()) {
+                    for (Judge.Retest r : step) {
+                        b.append(r.node()).append(',').append(r.partner()).append(',').append(r.rail()).append(' ');
+                    }
+                    b.append('\n');
+                }
+            }
+            plan = b.toString();
+        }
+        String told = new String(world.allgather("sweep second pass", plan.getBytes(UTF_8), stepBudget).get(0), UTF_8);
+        List<List<Task>> steps = new ArrayList<>();
+        for (String line : told.split("\n")) {
+            List<Task> step = new ArrayList<>();
+            for (String t : line.trim().split(" ")) {
+                if (!t.isEmpty()) {
+                    String[] f = t.split(",");
+                    step.add(new Task(Integer.parseInt(f[0]), Integer.parseInt(f[1]), Integer.parseInt(f[2])));
+                }
+            }
+            if (!step.isEmpty()) {
+                steps.add(step);
+            }
+        }
+        return steps;
+    }
+
+    /** The group failed (a node died or stopped answering): rank 0 reports what it has and names the dead. */
+    private int ended(RuntimeException e) {
+        Map<Integer, String> dead = new LinkedHashMap<>();
+        for (int r : world.deadRanks()) {
+            dead.put(r, fleet.hosts().get(r) + " (rank " + r + ") stopped taking part in step " + stepIndex + ": "
+                    + PairProbe.oneLine(e));
+        }
+        if (me != 0) {
+            System.err.println("sweep: rank " + me + ": " + PairProbe.oneLine(e));
+            return 1;
+        }
+        if (dead.isEmpty()) {
+            dead.put(-1, "the group failed in step " + stepIndex + ": " + PairProbe.oneLine(e));
+        }
+        System.out.println("sweep: ended early: " + String.join("; ", dead.values()));
+        return finish(dead);
+    }
+
+    private int finish(Map<Integer, String> dead) {
+        int code = 0;
+        if (me == 0) {
+            Map<Integer, String> named = new LinkedHashMap<>(dead);
+            named.remove(-1);
+            Judge j = judge(named);
+            List<Finding> findings = j.findings();
+            Path dir = o.out() != null ? o.out()
+                    : Path.of(System.getenv().getOrDefault("EFABENCH_RESULTS", "results"),
+                            "sweep-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+            double wall = (System.nanoTime() - startNanos) / 1e9;
+            SweepReport.write(dir, fleet, links, j, findings, dead, o, wall, System.out);
+            code = findings.isEmpty() && dead.isEmpty() ? 0 : 1;
+        }
+        if (dead.isEmpty()) {
+            byte[] said = world.allgather("sweep verdict", new byte[] {(byte) code}, stepBudget).get(0);
+            code = said[0];
+        }
+        return code;
+    }
+
+    private static String encode(PairProbe.View v) {
+        return v.partner() + "\t" + v.rail() + "\t" + v.gbps() + "\t" + v.p50us() + "\t" + v.p99us() + "\t" + v.nicBytesRatio()
+                + "\t" + (v.failure() == null ? "" : v.failure().replace('\t', ' ').replace('\n', ' '));
+    }
+
+    private static PairProbe.View decode(byte[] b) {
+        if (b.length == 0) {
+            return null;
+        }
+        String[] f = new String(b, UTF_8).split("\t", -1);
+        return new PairProbe.View(Integer.parseInt(f[0]), Integer.parseInt(f[1]), Double.parseDouble(f[2]),
+                Double.parseDouble(f[3]), Double.parseDouble(f[4]), Double.parseDouble(f[5]), f[6].isEmpty() ? null : f[6]);
+    }
+}

@@ -1,0 +1,44 @@
+package io.efabench.sweep;
+
+/**
+ * When a figure of the sweep is flagged (README, "Find the bad node: sweep"). A rail's write
+ * bandwidth is flagged below {@code lineFraction} of its line rate where the rate is known, or
+ * below {@code medianFraction} of the rail's median when its robust z-score (0.6745 (x - median)
+ * / MAD) is also below -{@code zLimit}; a round trip's p50 above {@code latencyFactor} times the
+ * rail's median p50 with z above {@code zLimit} (the z-score only where a rail has at least
+ * {@value #Z_MIN_FIGURES} NICs: below that a MAD means little). A rail whose median is below
+ * {@code medianFraction} of the median of all rails is flagged as a rail.
+ *
+ * @param lineGbps       line rate of one NIC in Gbps; 0 where unknown (then only the relative floor holds)
+ * @param lineFraction   absolute floor, a fraction of {@code lineGbps}
+ * @param medianFraction relative floor, a fraction of the rail's median
+ * @param zLimit         how many robust standard deviations a flagged figure lies from the median
+ * @param latencyFactor  how many times the rail's median p50 a flagged round trip takes
+ */
+public record Thresholds(double lineGbps, double lineFraction, double medianFraction, double zLimit, double latencyFactor) {
+    public static final double LINE_FRACTION = 0.90;
+    public static final double MEDIAN_FRACTION = 0.75;
+    public static final double Z_LIMIT = 3.5;
+    public static final double LATENCY_FACTOR = 2.0;
+    /** Below this many NICs on a rail the z-score is not asked: the relative floor judges alone. */
+    public static final int Z_MIN_FIGURES = 8;
+
+    public Thresholds {
+        check("line rate", lineGbps, 0, Double.MAX_VALUE);
+        check("line fraction", lineFraction, 0, 1);
+        check("median fraction", medianFraction, 0, 1);
+        check("z limit", zLimit, 0, 100);
+        check("latency factor", latencyFactor, 1, 1000);
+    }
+
+    /** The documented defaults, with {@code lineGbps} (0: unknown). */
+    public static Thresholds defaults(double lineGbps) {
+        return new Thresholds(lineGbps, LINE_FRACTION, MEDIAN_FRACTION, Z_LIMIT, LATENCY_FACTOR);
+    }
+
+    private static void check(String what, double v, double min, double max) {
+        if (!(v >= min && v <= max)) {
+            throw new IllegalArgumentException(what + " " + v + ": must be from " + min + " to " + max);
+        }
+    }
+}

@@ -1,0 +1,148 @@
+package io.efabench.sweep;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+import org.junit.jupiter.api.Test;
+
+import io.efabench.sweep.Finding.Kind;
+
+/** The judgement on made-up matrices: what each fault of the testbed must be named as, and nothing on a clean fleet. */
+class JudgeTest {
+    private static final double RATE = 0.38;
+    private final Random noise = new Random(7);
+
+    /** Every pair of the tournament on every rail, at RATE +-2 % unless {@code slow} says otherwise. */
+    private List<LinkResult> fleet(int nodes, int rails, Slow slow) {
+        List<LinkResult> out = new ArrayList<>();
+        for (Schedule.Round r : Schedule.tournament(nodes)) {
+            for (Schedule.Pair p : r.pairs()) {
+                for (int k = 0; k < rails; k++) {
+                    out.add(link(p.a(), p.b(), k, slow, false));
+                }
+            }
+        }
+        return out;
+    }
+
+    private LinkResult link(int a, int b, int k, Slow slow, boolean retest) {
+        double f = Math.min(slow.factor(a, k), slow.factor(b, k));
+        if (f == 0) {
+            return LinkResult.failed(a, b, k, "fi_cq_read: timed out", retest);
+        }
+        return new LinkResult(a, b, k, RATE * f * jitter(), RATE * f * jitter(), 40 * jitter() / f, 60 / f, null, retest);
+    }
+
+    private double jitter() {
+        return 1 + 0.02 * (2 * noise.nextDouble() - 1);
+    }
+
+    interface Slow {
+        double factor(int node, int rail);
+    }
+
+    private static List<Finding> judge(int nodes, int rails, List<LinkResult> links) {
+        return new Judge(nodes, rails, Thresholds.defaults(0), links, Map.of()).findings();
+    }
+
+    @Test
+    void aCleanFleetNamesNothing() {
+        for (int run = 0; run < 20; run++) {
+            assertEquals(List.of(), judge(8, 2, fleet(8, 2, (n, k) -> 1)));
+        }
+    }
+
+    @Test
+    void aNicAtAQuarterOfTheRateIsNamedAloneNotItsPartners() {
+        List<Finding> f = judge(4, 2, fleet(4, 2, (n, k) -> n == 2 && k == 1 ? 0.25 : 1));
+        assertEquals(1, f.size(), f.toString());
+        assertEquals(Kind.NIC, f.get(0).kind());
+        assertEquals(2, f.get(0).node());
+        assertEquals(1, f.get(0).rail());
+        assertTrue(f.get(0).why().contains("3 of 3 partners"), f.get(0).why());
+    }
+
+    @Test
+    void aNodeWithEveryNicSlowIsNamedAsTheNode() {
+        List<Finding> f = judge(4, 2, fleet(4, 2, (n, k) -> n == 3 ? 0.25 : 1));
+        assertEquals(1, f.size(), f.toString());
+        assertEquals(Kind.NODE, f.get(0).kind());
+        assertEquals(3, f.get(0).node());
+    }
+
+    @Test
+    void aRailLinkDownIsNamedUnreachableOnThatRailOnly() {
+        List<Finding> f = judge(4, 2, fleet(4, 2, (n, k) -> n == 1 && k == 0 ? 0 : 1));
+        assertEquals(1, f.size(), f.toString());
+        assertEquals(Kind.NIC, f.get(0).kind());
+        assertEquals(1, f.get(0).node());
+        assertEquals(0, f.get(0).rail());
+        assertTrue(f.get(0).why().startsWith("unreachable on rail 0"), f.get(0).why());
+    }
+
+    @Test
+    void aSlowRailIsNamedAsTheRail() {
+        List<Finding> f = judge(4, 2, fleet(4, 2, (n, k) -> k == 1 ? 0.5 : 1));
+        assertEquals(1, f.size(), f.toString());
+        assertEquals(Kind.RAIL, f.get(0).kind());
+        assertEquals(1, f.get(0).rail());
+    }
+
+    @Test
+    void aDeadNodeIsNamedAndItsLinksJudgeNoOneElse() {
+        List<LinkResult> links = fleet(4, 2, (n, k) -> n == 0 ? 0 : 1);
+        List<Finding> f = new Judge(4, 2, Thresholds.defaults(0), links, Map.of(0, "rank 0 died in round 2")).findings();
+        assertEquals(1, f.size(), f.toString());
+        assertEquals(Kind.DEAD, f.get(0).kind());
+    }
+
+    @Test
+    void belowTheLineRateIsFlaggedWhereTheRateIsKnown() {
+        List<LinkResult> links = fleet(4, 1, (n, k) -> n == 1 ? 0.8 : 1);
+        assertEquals(List.of(), judge(4, 1, links), "20 % slow is within the relative floor");
+        List<Finding> f = new Judge(4, 1, Thresholds.defaults(RATE), links, Map.of()).findings();
+        assertEquals(1, f.size(), f.toString());
+        assertEquals(1, f.get(0).node());
+    }
+
+    @Test
+    void aFlagThatDoesNotRepeatInTheSecondPassNamesNoOne() {
+        List<LinkResult> links = fleet(4, 2, (n, k) -> 1);
+        links.removeIf(l -> l.a() == 0 && l.b() == 1 && l.rail() == 0);
+        links.add(new LinkResult(0, 1, 0, 0.05, 0.05, 40, 60, null, false)); // a transient dip
+        Judge first = new Judge(4, 2, Thresholds.defaults(0), links, Map.of());
+        List<List<Judge.Retest>> again = first.retests();
+        assertTrue(again.stream().flatMap(List::stream).anyMatch(r -> r.node() == 0 && r.partner() == 1 && r.rail() == 0), again.toString());
+        links.add(link(0, 1, 0, (n, k) -> 1, true));
+        assertEquals(List.of(), judge(4, 2, links));
+    }
+
+    @Test
+    void quickModeNamesTheNicOnceTheSecondPassPairedItWithAKnownGoodPartner() {
+        Slow bad = (n, k) -> n == 1 && k == 0 ? 0.25 : 1;
+        List<LinkResult> links = new ArrayList<>();
+        for (Schedule.Pair p : List.of(new Schedule.Pair(0, 1), new Schedule.Pair(2, 3))) {
+            for (int k = 0; k < 2; k++) {
+                links.add(link(p.a(), p.b(), k, bad, false));
+            }
+        }
+        Judge first = new Judge(4, 2, Thresholds.defaults(0), links, Map.of());
+        assertTrue(first.findings().stream().allMatch(x -> x.kind() == Kind.PAIR), first.findings().toString());
+        List<List<Judge.Retest>> again = first.retests();
+        for (List<Judge.Retest> round : again) {
+            for (Judge.Retest r : round) {
+                links.add(link(r.node(), r.partner(), r.rail(), bad, true));
+            }
+        }
+        List<Finding> f = judge(4, 2, links);
+        assertEquals(1, f.size(), f.toString() + " after " + again);
+        assertEquals(Kind.NIC, f.get(0).kind());
+        assertEquals(1, f.get(0).node());
+        assertEquals(0, f.get(0).rail());
+    }
+}
