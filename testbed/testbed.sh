@@ -8,6 +8,7 @@
 #        ./run-jmh.sh testbed rsh NODE COMMAND...      (Open MPI's plm_rsh_agent: the command as one shell line)
 #        ./run-jmh.sh testbed links [--seconds S] [--from N] [--to M]   (each rail's TCP goodput, node N to M)
 #        ./run-jmh.sh testbed rate RATE                (every NIC reshaped to RATE)
+#        ./run-jmh.sh testbed shape NODE RAIL RATE     (one NIC reshaped to RATE, both ways)
 #
 #   --nodes N    emulated nodes (default 2, at most 32)
 #   --rails M    NICs per node, one rail each (default 2, at most 8)
@@ -156,6 +157,24 @@ cmd_rate() {
     done
     sed -i "s/^RATE=.*/RATE=$RATE/; s/^RATE_BPS=.*/RATE_BPS=$(rate_bps "$RATE")/" "$STATE/config"
     say "rate: every NIC at $RATE each way"
+}
+
+# shape NODE RAIL RATE: one NIC (node NODE's rail RAIL, both ways) reshaped to RATE, the others as
+# they are: a slow NIC for the sweep to find. `testbed rate` puts every NIC back to one rate.
+cmd_shape() {
+    need_root
+    (($# == 3)) || die 2 "usage: testbed shape NODE RAIL RATE"
+    [[ -f $STATE/config ]] || die 2 "the testbed is not up"
+    # shellcheck disable=SC1091
+    . "$STATE/config"
+    local ns i
+    ns=$(resolve_ns "$1") || exit 2
+    [[ $ns =~ ^$PREFIX-n([0-9]+)$ ]] || die 2 "shape: $1 is not a node ($PREFIX-n1..$PREFIX-n$NODES)"
+    i=${BASH_REMATCH[1]}
+    [[ $2 =~ ^[0-9]+$ ]] && (($2 < RAILS)) || die 2 "shape: rail $2: the testbed has rails 0..$((RAILS - 1))"
+    rate_bps "$3" >/dev/null || die 2 "rate $3: a rate in tc's units, e.g. 400mbit, 1gbit, 100mbit"
+    RATE=$3 shape_nic "$i" "$2" replace || die 1 "could not reshape rail$2 of $ns"
+    say "shape: $ns rail$2 at $3 each way (the other NICs unchanged)"
 }
 
 # shape NS DEV add|replace: tbf at RATE on DEV's egress; the queue holds 20 ms of it. The bucket
@@ -431,6 +450,7 @@ main() {
     rsh) shift; cmd_rsh "$@" ;;
     links) shift; cmd_links "$@" ;;
     rate) shift; cmd_rate "$@" ;;
+    shape) shift; cmd_shape "$@" ;;
     -h | --help | help) usage ;;
     *) usage >&2; exit 2 ;;
     esac

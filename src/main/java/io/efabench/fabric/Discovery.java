@@ -62,6 +62,19 @@ public final class Discovery implements AutoCloseable {
      * {@code FI_PROVIDER}, else efa.
      */
     public static Discovery discover(boolean hmem, String providerOverride, NicPath path) {
+        return discover(hmem, providerOverride, path, NicSelection.fromEnvironment());
+    }
+
+    /**
+     * As {@link #discover(boolean, NicPath)} with the NICs named here, in channel order, instead of
+     * EFABENCH_NICS's; an empty list: every NIC the provider lists (the sweep asks so to learn which
+     * of a node's rails are there, and opens each rail's NIC by name).
+     */
+    public static Discovery discover(boolean hmem, NicPath path, List<String> named) {
+        return discover(hmem, null, path, named);
+    }
+
+    private static Discovery discover(boolean hmem, String providerOverride, NicPath path, List<String> nics) {
         Fi.requireLibrary();
         String envProvider = System.getenv("FI_PROVIDER");
         if (providerOverride != null || (envProvider != null && !envProvider.isBlank())) {
@@ -69,7 +82,7 @@ public final class Discovery implements AutoCloseable {
             MemorySegment list = DiscoveryHints.getinfo(hmem, providerOverride, path.caps(named), providerOverride != null
                     ? "provider '" + providerOverride + "'" : "FI_PROVIDER=" + envProvider,
                     DiscoveryHints.asksControlUnified(named));
-            return build(list, path);
+            return build(list, path, nics);
         }
         Set<String> found = providers(hmem);
         if (!found.contains("efa")) {
@@ -77,7 +90,7 @@ public final class Discovery implements AutoCloseable {
                     + String.join(", ", found) + " (providers offering " + DiscoveryHints.asked(hmem) + " here)");
         }
         return build(DiscoveryHints.getinfo(hmem, "efa", path.caps("efa"), "provider 'efa'",
-                DiscoveryHints.asksControlUnified("efa")), path);
+                DiscoveryHints.asksControlUnified("efa")), path, nics);
     }
 
     /**
@@ -106,16 +119,16 @@ public final class Discovery implements AutoCloseable {
         }
     }
 
-    private static Discovery build(MemorySegment list, NicPath path) {
+    private static Discovery build(MemorySegment list, NicPath path, List<String> named) {
         try {
-            return build0(list, path);
+            return build0(list, path, named);
         } catch (RuntimeException e) {
             LibFabric.fi_freeinfo(list);
             throw e;
         }
     }
 
-    private static Discovery build0(MemorySegment list, NicPath path) {
+    private static Discovery build0(MemorySegment list, NicPath path, List<String> named) {
         String prov = FiInfoEntry.providerName(list);
         List<MemorySegment> entries = new ArrayList<>();
         for (MemorySegment e = list; e.address() != 0; e = FiInfoEntry.next(e)) {
@@ -130,9 +143,8 @@ public final class Discovery implements AutoCloseable {
         if (applies) {
             requireNoLocalComm(entries, prov);
         }
-        // EFABENCH_NICS names the NICs, in channel order; else the local launcher (every rank on
-        // this host) keeps tcp on the loopback interface.
-        List<String> named = NicSelection.fromEnvironment();
+        // EFABENCH_NICS (or the caller) names the NICs, in channel order; else the local launcher
+        // (every rank on this host) keeps tcp on the loopback interface.
         if (!named.isEmpty()) {
             List<MemorySegment> all = entries;
             entries = NicSelection.choose(all.stream().map(FiInfoEntry::domainName).toList(), named, prov).stream()

@@ -44,11 +44,11 @@ final class PairProbe {
     }
 
     /**
-     * Measures with {@code partner} on {@code rail}; {@code me} and {@code partner} are node
-     * indices, {@code leaderHost} the host of the pair's lower node, the trials' rendezvous on
+     * Measures with {@code partner} on {@code rail}, this node's NIC {@code nic} (its domain);
+     * {@code me} and {@code partner} are node indices, {@code leaderHost} the host of the pair's lower node, the trials' rendezvous on
      * {@code port} .. {@code port + 2} of the leading node's host.
      */
-    View measure(int me, int partner, int rail, String lowerHost, String higherHost, int port, String key) {
+    View measure(int me, int partner, int rail, String nic, String lowerHost, String higherHost, int port, String key) {
         boolean lower = me < partner;
         double gbps = Double.NaN;
         double p50 = Double.NaN;
@@ -56,7 +56,7 @@ final class PairProbe {
         double ratio = Double.NaN;
         try {
             // One trial per measurement: two workloads on one channel would take each other's receives.
-            try (FabricTrial t = open(lower ? 0 : 1, lowerHost, port, key + " write from " + Math.min(me, partner), rail)) {
+            try (FabricTrial t = open(lower ? 0 : 1, lowerHost, port, key + " write from " + Math.min(me, partner), nic)) {
                 if (lower) {
                     double[] w = leadWrite(t);
                     gbps = w[0];
@@ -65,7 +65,7 @@ final class PairProbe {
                     followWrite(t);
                 }
             }
-            try (FabricTrial t = open(lower ? 1 : 0, higherHost, port + 1, key + " write from " + Math.max(me, partner), rail)) {
+            try (FabricTrial t = open(lower ? 1 : 0, higherHost, port + 1, key + " write from " + Math.max(me, partner), nic)) {
                 if (lower) {
                     followWrite(t);
                 } else {
@@ -74,7 +74,7 @@ final class PairProbe {
                     ratio = w[1];
                 }
             }
-            try (FabricTrial t = open(lower ? 0 : 1, lowerHost, port + 2, key + " ping-pong", rail)) {
+            try (FabricTrial t = open(lower ? 0 : 1, lowerHost, port + 2, key + " ping-pong", nic)) {
                 if (lower) {
                     double[] r = leadPingPong(t);
                     p50 = r[0];
@@ -93,10 +93,10 @@ final class PairProbe {
         return new View(partner, rail, gbps, p50, p99, ratio, failure);
     }
 
-    private FabricTrial open(int rank, String leaderHost, int port, String key, int rail) {
+    private FabricTrial open(int rank, String leaderHost, int port, String key, String nic) {
         RankEnv env = new RankEnv(rank, 2, 0, 1, leaderHost, port, "sweep");
         return FabricTrial.open(TrialIdentity.outsideJmh("sweep", key, env, o.timeout()),
-                TrialSpec.of(MemoryKind.HOST).nic(rail));
+                TrialSpec.of(MemoryKind.HOST).nic(nic));
     }
 
     /** Rank 0 of a Write: warm, then timed rounds for the option's seconds; {gbps, NIC bytes ratio}. */

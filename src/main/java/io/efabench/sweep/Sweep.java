@@ -123,8 +123,16 @@ public final class Sweep {
                 if (t.a() == me || t.b() == me) {
                     int partner = t.a() == me ? t.b() : t.a();
                     int port = world.env().masterPort() + 1 + 3 * (stepIndex % 2000);
-                    PairProbe.View v = probe.measure(me, partner, t.rail(), world.host(t.a()), world.host(t.b()), port,
-                            o.key() + " step " + stepIndex);
+                    PairProbe.View v;
+                    int without = fleet.domain(me, t.rail()) == null ? me : fleet.domain(partner, t.rail()) == null ? partner : -1;
+                    if (without >= 0) {
+                        // Both ends know it from the fleet: neither opens a trial the other would wait out.
+                        v = PairProbe.View.failed(partner, t.rail(), fleet.hosts().get(without) + " has no NIC on rail " + t.rail()
+                                + " (its provider does not list it)");
+                    } else {
+                        v = probe.measure(me, partner, t.rail(), fleet.domain(me, t.rail()), world.host(t.a()), world.host(t.b()),
+                                port, o.key() + " step " + stepIndex);
+                    }
                     mine = encode(v);
                 }
             }

@@ -66,7 +66,7 @@ final class SweepReport {
         int i = 1;
         for (Finding f : findings) {
             String node = f.node() >= 0 ? fleet.hosts().get(f.node()) : "-";
-            String nic = f.node() >= 0 && f.rail() >= 0 ? fleet.nics().get(f.node()).get(f.rail()) : "-";
+            String nic = f.node() >= 0 && f.rail() >= 0 ? fleet.nic(f.node(), f.rail()) : "-";
             b.append(String.format(Locale.ROOT, "  %-2d %-6s %-18s %-5s %-28s %-12s %-12s %s%n", i++, f.kind(), node,
                     f.rail() >= 0 ? Integer.toString(f.rail()) : "all", nic, gbps(f.figure()), gbps(f.median()), names(fleet, f.why())));
         }
@@ -142,8 +142,8 @@ final class SweepReport {
             j.addProperty("rail", l.rail());
             j.addProperty("host_a", fleet.hosts().get(l.a()));
             j.addProperty("host_b", fleet.hosts().get(l.b()));
-            j.addProperty("nic_a", fleet.nics().get(l.a()).get(l.rail()));
-            j.addProperty("nic_b", fleet.nics().get(l.b()).get(l.rail()));
+            j.addProperty("nic_a", fleet.nic(l.a(), l.rail()));
+            j.addProperty("nic_b", fleet.nic(l.b(), l.rail()));
             number(j, "gbps_a_to_b", l.gbpsAtoB());
             number(j, "gbps_b_to_a", l.gbpsBtoA());
             number(j, "rtt_p50_us", l.p50us());
@@ -164,7 +164,7 @@ final class SweepReport {
             }
             j.addProperty("rail", f.rail());
             if (f.node() >= 0 && f.rail() >= 0) {
-                j.addProperty("nic", fleet.nics().get(f.node()).get(f.rail()));
+                j.addProperty("nic", fleet.nic(f.node(), f.rail()));
             }
             if (f.partner() >= 0) {
                 j.addProperty("partner", f.partner());
@@ -189,7 +189,7 @@ final class SweepReport {
         for (LinkResult l : links) {
             b.append(l.a()).append(',').append(l.b()).append(',').append(l.rail()).append(',')
                     .append(cell(fleet.hosts().get(l.a()))).append(',').append(cell(fleet.hosts().get(l.b()))).append(',')
-                    .append(cell(fleet.nics().get(l.a()).get(l.rail()))).append(',').append(cell(fleet.nics().get(l.b()).get(l.rail())))
+                    .append(cell(fleet.nic(l.a(), l.rail()))).append(',').append(cell(fleet.nic(l.b(), l.rail())))
                     .append(',').append(num(l.gbpsAtoB())).append(',').append(num(l.gbpsBtoA())).append(',').append(num(l.p50us()))
                     .append(',').append(num(l.p99us())).append(',').append(l.retest()).append(',').append(cell(l.failure()))
                     .append(',').append(cell(judge.flag(l))).append('\n');

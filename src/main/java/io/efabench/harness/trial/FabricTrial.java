@@ -138,13 +138,13 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
             }
             path = spec.path() != null ? NicPath.parse(spec.path(), "path") : NicPath.fromEnvironment();
             discovery = resources.push(TrialResources.Tier.FABRIC, TrialOpening.discover(memory == MemoryKind.DEVICE, path,
-                    config));
+                    config, spec.nic()));
             TrialChecks.requireSignalChaining(discovery.provider());
             // Before the channels and buffers exist: binding must precede their first touch.
             locality = TrialLocality.establish(group, timeout, discovery.nics(), gpu != null ? gpu.device.pciBusId() : null,
                     Sysfs.system());
             yieldWhenIdle = TrialChecks.yieldWhenIdle(locality.oversubscribed());
-            List<NicInfo> mine = spec.nic() < 0 ? locality.nics : List.of(TrialOpening.nicAt(discovery, spec.nic(), rank));
+            List<NicInfo> mine = spec.nic() == null ? locality.nics : discovery.nics();
             int n = requested > 0 ? requested : mine.size();
             channels = new Channel[n];
             nicOf = new NicInfo[n];

@@ -38,20 +38,14 @@ final class TrialOpening {
         return TrialGpu.present() ? TrialGpu.open(env, TrialGpu.Sharing.ALLOWED, timeout) : null;
     }
 
-    /** fi_getinfo for this trial; FI_HMEM is asked for only when device buffers are used. */
-    /** The node's NIC {@code index} as discovery lists them (a rail of the sweep); one line where it has fewer. */
-    static NicInfo nicAt(Discovery discovery, int index, int rank) {
-        List<NicInfo> all = discovery.nics();
-        if (index >= all.size()) {
-            throw new BenchmarkSetupException("rank " + rank + ": no NIC " + index + " here: " + discovery.provider()
-                    + " lists " + all.size() + " (" + all.stream().map(NicInfo::domainName).toList() + ")");
-        }
-        return all.get(index);
-    }
-
-    static Discovery discover(boolean hmem, NicPath path, String config) {
+    /**
+     * fi_getinfo for this trial; FI_HMEM is asked for only when device buffers are used.
+     * {@code nic}: the one NIC to open, by its domain name, EFABENCH_NICS aside; null: EFABENCH_NICS's
+     * (or every one).
+     */
+    static Discovery discover(boolean hmem, NicPath path, String config, String nic) {
         try {
-            return Discovery.discover(hmem, path);
+            return nic == null ? Discovery.discover(hmem, path) : Discovery.discover(hmem, path, List.of(nic));
         } catch (FabricException e) {
             if (!hmem) {
                 throw e;

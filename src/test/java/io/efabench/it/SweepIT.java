@@ -1,0 +1,208 @@
+package io.efabench.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+
+/**
+ * {@code ./run-jmh.sh sweep} on the testbed (4 emulated nodes, 2 rails, 400 Mbit NICs), against
+ * the faults it is for: nothing named on a clean fleet (5 runs of 5), one NIC shaped to a quarter
+ * of the rate named alone, a node with every NIC slow named as the node, one rail's link down
+ * named unreachable on that rail with the other rail measured, a node killed mid-sweep named
+ * within the deadline with the rest reported. Each run's findings come from its sweep.json.
+ */
+class SweepIT {
+    private static final String TB = Testbed.TB;
+    private static final int NODES = 4;
+    private static final int TIMEOUT_S = 8;
+    private static String skip;
+
+    @TempDir
+    Path results;
+
+    @BeforeAll
+    static void up() throws Exception {
+        skip = Testbed.upUnlessSkipped(List.of("ip", "tc", "nsenter"), "--nodes", Integer.toString(NODES), "--rails", "2",
+                "--rate", "400mbit");
+    }
+
+    @AfterAll
+    static void down() throws Exception {
+        Testbed.downUnlessSkipped(skip);
+    }
+
+    /** Every NIC back at the rate and up, and no rank left on any node. */
+    @AfterEach
+    void mend() throws Exception {
+        if (skip != null) {
+            return;
+        }
+        Testbed.run(60, "testbed", "rate", "400mbit");
+        for (int i = 1; i <= NODES; i++) {
+            ip("-n", TB + "-sw", "link", "set", "n" + i + "r0", "up");
+            ip("-n", TB + "-sw", "link", "set", "n" + i + "r1", "up");
+            assertEquals("", Testbed.processesOn(TB + "-n" + i), "processes left on " + TB + "-n" + i);
+        }
+    }
+
+    private static void ip(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("ip"));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).inheritIO().start();
+        assertEquals(0, p.waitFor(), "ip " + String.join(" ", args));
+    }
+
+    private static void assumeUp() {
+        Assumptions.assumeTrue(skip == null, skip);
+    }
+
+    /** One sweep's exit status, output and findings. */
+    record Sweep(int code, String out, List<JsonObject> findings, JsonObject json, double seconds) {
+        String kinds() {
+            return findings.stream().map(f -> f.get("kind").getAsString() + " " + (f.has("host") ? f.get("host").getAsString() : "-")
+                    + " rail " + f.get("rail").getAsInt()).toList().toString();
+        }
+    }
+
+    private Sweep sweep(String name, String... extra) throws Exception {
+        return sweep(name, null, extra);
+    }
+
+    /** The sweep with short timed writes; {@code during}, if given, runs once the first pass is under way. */
+    private Sweep sweep(String name, Runnable during, String... extra) throws Exception {
+        Path out = results.resolve(name);
+        List<String> cmd = new ArrayList<>(List.of("bash", Testbed.SCRIPT.toString(), "sweep", "--seconds", "0.5", "--timeout",
+                Integer.toString(TIMEOUT_S), "--out", out.toString()));
+        cmd.addAll(List.of(extra));
+        Path log = results.resolve(name + ".out");
+        long start = System.nanoTime();
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+        if (during != null) {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+            while (!Files.readString(log).contains("first pass step 2/") && System.nanoTime() < deadline && p.isAlive()) {
+                Thread.sleep(200);
+            }
+            during.run();
+        }
+        if (!p.waitFor(600, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError("sweep still running after 600 s:\n" + Files.readString(log));
+        }
+        double seconds = (System.nanoTime() - start) / 1e9;
+        String text = Files.readString(log);
+        Path json = out.resolve("sweep.json");
+        assertTrue(Files.exists(json), "no sweep.json:\n" + text);
+        JsonObject root = JsonParser.parseString(Files.readString(json)).getAsJsonObject();
+        List<JsonObject> findings = new ArrayList<>();
+        for (JsonElement e : root.getAsJsonArray("findings")) {
+            findings.add(e.getAsJsonObject());
+        }
+        return new Sweep(p.exitValue(), text, findings, root, seconds);
+    }
+
+    @Test
+    void aCleanFleetNamesNothingInFiveRunsOfFive() throws Exception {
+        assumeUp();
+        List<Double> walls = new ArrayList<>();
+        for (int run = 1; run <= 5; run++) {
+            Sweep s = sweep("clean" + run);
+            assertEquals(List.of(), s.findings(), "run " + run + ": " + s.kinds() + "\n" + s.out());
+            assertEquals(0, s.code(), s.out());
+            assertTrue(s.out().contains("nothing flagged"), s.out());
+            JsonArray links = s.json().getAsJsonArray("links");
+            assertTrue(links.size() >= 12, "every pair on both rails: " + links);
+            walls.add(s.json().get("wall_s").getAsDouble());
+        }
+        Path heat = results.resolve("clean1").resolve("heatmap-rail1.png");
+        assertTrue(Files.size(heat) > 1000, "heatmap " + heat);
+        System.out.println("sweep wall times, 4 nodes x 2 rails, tournament, 0.5 s a direction: " + walls + " s");
+    }
+
+    @Test
+    void aNicAtAQuarterOfTheRateIsNamedAlone() throws Exception {
+        assumeUp();
+        Testbed.run(60, "testbed", "shape", TB + "-n3", "1", "100mbit");
+        Sweep s = sweep("slow-nic");
+        assertEquals(1, s.findings().size(), s.kinds() + "\n" + s.out());
+        JsonObject f = s.findings().get(0);
+        assertEquals("NIC", f.get("kind").getAsString(), s.out());
+        assertEquals(TB + "-n3", f.get("host").getAsString(), s.out());
+        assertEquals(1, f.get("rail").getAsInt(), s.out());
+        assertEquals("rail1", f.get("nic").getAsString(), s.out());
+        assertEquals(1, s.code(), s.out());
+    }
+
+    @Test
+    void aNodeWithEveryNicSlowIsNamedNotItsPartners() throws Exception {
+        assumeUp();
+        Testbed.run(60, "testbed", "shape", TB + "-n2", "0", "100mbit");
+        Testbed.run(60, "testbed", "shape", TB + "-n2", "1", "100mbit");
+        Sweep s = sweep("slow-node");
+        assertEquals(1, s.findings().size(), s.kinds() + "\n" + s.out());
+        assertEquals("NODE", s.findings().get(0).get("kind").getAsString(), s.out());
+        assertEquals(TB + "-n2", s.findings().get(0).get("host").getAsString(), s.out());
+        assertEquals(1, s.code(), s.out());
+    }
+
+    @Test
+    void aRailLinkDownIsNamedUnreachableOnThatRailAndTheOtherRailIsMeasured() throws Exception {
+        assumeUp();
+        ip("-n", TB + "-sw", "link", "set", "n4r0", "down"); // the cable: the switch's end of node 4's rail 0
+        Sweep s = sweep("rail-down");
+        assertEquals(1, s.findings().size(), s.kinds() + "\n" + s.out());
+        JsonObject f = s.findings().get(0);
+        assertEquals("NIC", f.get("kind").getAsString(), s.out());
+        assertEquals(TB + "-n4", f.get("host").getAsString(), s.out());
+        assertEquals(0, f.get("rail").getAsInt(), s.out());
+        assertTrue(f.get("why").getAsString().startsWith("unreachable on rail 0"), f.toString());
+        java.util.Set<Integer> rail1 = new java.util.TreeSet<>();
+        for (JsonElement e : s.json().getAsJsonArray("links")) {
+            JsonObject l = e.getAsJsonObject();
+            if (l.get("rail").getAsInt() == 1 && (l.get("a").getAsInt() == 3 || l.get("b").getAsInt() == 3)) {
+                assertTrue(!l.has("failure") || l.get("failure").isJsonNull(), "rail 1 of n4 measured: " + l);
+                rail1.add(l.get("a").getAsInt() == 3 ? l.get("b").getAsInt() : l.get("a").getAsInt());
+            }
+        }
+        assertEquals(java.util.Set.of(0, 1, 2), rail1, "n4 measured on rail 1 with every partner");
+        assertEquals(1, s.code(), s.out());
+    }
+
+    @Test
+    void aNodeKilledMidSweepIsNamedWithinTheDeadlineAndTheRestReported() throws Exception {
+        assumeUp();
+        long[] killedAt = new long[1];
+        Sweep s = sweep("killed", () -> {
+            try {
+                new ProcessBuilder("sh", "-c", "for p in $(ip netns pids " + TB + "-n3); do grep -q io.efabench.sweep.Sweep"
+                        + " /proc/$p/cmdline 2>/dev/null && kill -9 $p; done; true").inheritIO().start().waitFor();
+                killedAt[0] = System.nanoTime();
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        double after = (System.nanoTime() - killedAt[0]) / 1e9;
+        assertTrue(killedAt[0] > 0 && after < 3 * TIMEOUT_S + 10, "ended " + after + " s after the kill\n" + s.out());
+        assertEquals(1, s.code(), s.out());
+        assertTrue(s.findings().stream().anyMatch(f -> f.get("kind").getAsString().equals("DEAD")
+                && f.get("host").getAsString().equals(TB + "-n3")), s.kinds() + "\n" + s.out());
+        assertTrue(s.json().getAsJsonArray("links").size() > 0, "what was measured before is reported");
+        assertTrue(s.out().contains("ended early"), s.out());
+    }
+}

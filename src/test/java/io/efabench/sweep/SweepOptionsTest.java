@@ -1,0 +1,43 @@
+package io.efabench.sweep;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+class SweepOptionsTest {
+    @Test
+    void defaultsAreTheDocumentedOnes() {
+        SweepOptions o = SweepOptions.parse(new String[0]);
+        assertEquals(0, o.quick());
+        assertEquals(1 << 20, o.size());
+        Thresholds t = o.thresholds(0);
+        assertEquals(Thresholds.LINE_FRACTION, t.lineFraction());
+        assertEquals(Thresholds.MEDIAN_FRACTION, t.medianFraction());
+        assertEquals(Thresholds.Z_LIMIT, t.zLimit());
+        assertEquals(Thresholds.LATENCY_FACTOR, t.latencyFactor());
+    }
+
+    @Test
+    void quickTakesAnOptionalCountAndSizesTheirUnits() {
+        assertEquals(3, SweepOptions.parse(new String[] {"--quick"}).quick());
+        SweepOptions o = SweepOptions.parse(new String[] {"--quick", "5", "--size", "64K", "--line-gbps", "100"});
+        assertEquals(5, o.quick());
+        assertEquals(65536, o.size());
+        assertEquals(100, o.thresholds(0).lineGbps());
+        assertEquals(200, SweepOptions.parse(new String[] {}).thresholds(200).lineGbps(), "the fleet's known rate");
+    }
+
+    @Test
+    void badInputIsOneLine() {
+        for (List<String> bad : List.of(List.of("--size", "12Q"), List.of("--quick", "0"), List.of("--median-fraction", "2"),
+                List.of("--frobnicate"), List.of("--seconds"))) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> SweepOptions.parse(bad.toArray(String[]::new)), bad.toString());
+            assertTrue(e.getMessage().startsWith("sweep: "), e.getMessage());
+        }
+    }
+}
