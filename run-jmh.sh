@@ -508,14 +508,13 @@ cmd_sweep() {
     local state=/run/efabench-testbed${EFABENCH_TESTBED_NAME:+-$prefix} NODES="" k out="" a
     [[ -f $state/config ]] || exec "${sweep[@]}" "$@"
     NODES=$(sed -n 's/^NODES=//p' "$state/config")
-    for a in "$@"; do [[ $a == --out ]] && out=given; done
+    local prev=""
+    for a in "$@"; do [[ $prev == --out ]] && out=$a; prev=$a; done
     if [[ -z $out ]]; then
         out=$RESULTS/sweep-$(date +%Y%m%d-%H%M%S)
         set -- "$@" --out "$out"
-    else
-        out=""
     fi
-    local logs=${out:-$RESULTS}/logs port=$((20000 + RANDOM % 20000))
+    local logs=$out/logs port=$((20000 + RANDOM % 20000))
     mkdir -p "$logs" || die 1 "cannot create $logs"
     note "sweep over the testbed: $NODES nodes ($prefix-n1..$prefix-n$NODES), one rank each; logs in $(rel "$logs")"
     trap 'on_signal INT 130' INT; trap 'on_signal TERM 143' TERM

@@ -122,7 +122,7 @@ public final class Sweep {
             for (Task t : step) {
                 if (t.a() == me || t.b() == me) {
                     int partner = t.a() == me ? t.b() : t.a();
-                    int port = world.env().masterPort() + 1 + 3 * (stepIndex % 2000);
+                    int port = pairPort(world.env().masterPort(), stepIndex);
                     PairProbe.View v;
                     int without = fleet.domain(me, t.rail()) == null ? me : fleet.domain(partner, t.rail()) == null ? partner : -1;
                     if (without >= 0) {
@@ -147,6 +147,15 @@ public final class Sweep {
                 progress(s + 1, total, retest);
             }
         }
+    }
+
+    /**
+     * The first of the three rendezvous ports a pair's trials use in step {@code step}: past the
+     * sweep's own, a fresh one each step (a port just closed may linger), wrapped into 1024..65533.
+     */
+    static int pairPort(int masterPort, int step) {
+        int span = 65534 - 1024 - 2;
+        return 1024 + Math.floorMod(masterPort - 1024 + 1 + 3 * (step % 2000), span);
     }
 
     /** The pair's result from what each end saw: a's Write, b's Write, a's round trips; the first failure. */

@@ -238,6 +238,7 @@ final class SweepReport {
         var st = chart.getStyler();
         st.setShowValue(true);
         st.setHeatMapValueDecimalPattern("0.000");
+        st.setHeatMapDecimalValueFormatter(v -> String.format(Locale.ROOT, "%.3f", v));
         st.setValueFont(new java.awt.Font(java.awt.Font.SANS_SERIF, java.awt.Font.PLAIN, 11));
         st.setDecimalPattern("0.000");
         st.setLegendPosition(org.knowm.xchart.style.Styler.LegendPosition.OutsideE);
