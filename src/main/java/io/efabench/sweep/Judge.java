@@ -28,6 +28,8 @@ public final class Judge {
     private final RobustStats[] latency;
     private final boolean[] slowRail;
     private final double railsMedian;
+    /** Each rail's failing links, once asked ({@link #failingLinks}). */
+    private final Map<Integer, List<LinkResult>> failing = new HashMap<>();
 
     /**
      * @param dead nodes that stopped taking part, with the line that says so: their links are
@@ -148,7 +150,7 @@ public final class Judge {
         Map<Integer, List<Finding>> nicsOfNode = new HashMap<>();
         for (int k = 0; k < rails; k++) {
             List<Finding> nics = new ArrayList<>();
-            List<LinkResult> unexplained = failingLinks(k);
+            List<LinkResult> unexplained = new ArrayList<>(failingLinks(k));
             List<Finding> pairs = new ArrayList<>();
             attribute(k, unexplained, nics, pairs);
             boolean railNamed = slowRail[k] || (nics.size() >= Math.max(2, (nodes + 1) / 2) && nodes > 2);
@@ -184,22 +186,21 @@ public final class Judge {
      * pass) fails only when every measurement of it was flagged, so a transient dip names no one.
      */
     private List<LinkResult> failingLinks(int k) {
-        List<LinkResult> failing = new ArrayList<>();
-        for (LinkResult l : links) {
-            if (l.rail() == k && !touchesDead(l) && flag(l) != null && !passedElsewhere(l)) {
-                failing.add(l);
+        return failing.computeIfAbsent(k, rail -> {
+            java.util.Set<String> passed = new java.util.HashSet<>();
+            for (LinkResult l : links) {
+                if (l.rail() == rail && flag(l) == null) {
+                    passed.add(l.a() + "-" + l.b());
+                }
             }
-        }
-        return failing;
-    }
-
-    private boolean passedElsewhere(LinkResult l) {
-        for (LinkResult o : links) {
-            if (o != l && o.a() == l.a() && o.b() == l.b() && o.rail() == l.rail() && flag(o) == null) {
-                return true;
+            List<LinkResult> out = new ArrayList<>();
+            for (LinkResult l : links) {
+                if (l.rail() == rail && !touchesDead(l) && !passed.contains(l.a() + "-" + l.b()) && flag(l) != null) {
+                    out.add(l);
+                }
             }
-        }
-        return false;
+            return List.copyOf(out);
+        });
     }
 
     /**

@@ -67,6 +67,17 @@ class JudgeTest {
         assertTrue(f.get(0).why().contains("3 of 3 partners"), f.get(0).why());
     }
 
+    /** 128 nodes: every pair on 2 rails (16256 measurements) judged, one NIC named among them. */
+    @Test
+    void aBigFleetIsJudgedAndItsOneBadNicNamed() {
+        long start = System.nanoTime();
+        List<Finding> f = judge(128, 2, fleet(128, 2, (n, k) -> n == 77 && k == 0 ? 0.25 : 1));
+        System.out.printf("judged 128 nodes x 2 rails in %.2f s%n", (System.nanoTime() - start) / 1e9);
+        assertEquals(1, f.size(), f.toString());
+        assertEquals(77, f.get(0).node());
+        assertEquals(0, f.get(0).rail());
+    }
+
     @Test
     void aNodeWithEveryNicSlowIsNamedAsTheNode() {
         List<Finding> f = judge(4, 2, fleet(4, 2, (n, k) -> n == 3 ? 0.25 : 1));
