@@ -85,6 +85,11 @@ public final class Judge {
         return dead.containsKey(l.a()) || dead.containsKey(l.b());
     }
 
+    /** The thresholds this judgement applies. */
+    public Thresholds thresholds() {
+        return th;
+    }
+
     /** Rail {@code k}'s reference write bandwidth (Gbps): the median over its NICs of each one's best figure. */
     public double railMedianGbps(int k) {
         return bandwidth[k].median;

@@ -56,24 +56,11 @@ final class PairProbe {
         double ratio = Double.NaN;
         try {
             // One trial per measurement: two workloads on one channel would take each other's receives.
-            try (FabricTrial t = open(lower ? 0 : 1, lowerHost, port, key + " write from " + Math.min(me, partner), nic)) {
-                if (lower) {
-                    double[] w = leadWrite(t);
-                    gbps = w[0];
-                    ratio = w[1];
-                } else {
-                    followWrite(t);
-                }
-            }
-            try (FabricTrial t = open(lower ? 1 : 0, higherHost, port + 1, key + " write from " + Math.max(me, partner), nic)) {
-                if (lower) {
-                    followWrite(t);
-                } else {
-                    double[] w = leadWrite(t);
-                    gbps = w[0];
-                    ratio = w[1];
-                }
-            }
+            double[] mine = write(lower, lowerHost, port, key + " write from " + Math.min(me, partner), nic);
+            double[] theirs = write(!lower, higherHost, port + 1, key + " write from " + Math.max(me, partner), nic);
+            double[] w = mine != null ? mine : theirs;
+            gbps = w[0];
+            ratio = w[1];
             try (FabricTrial t = open(lower ? 0 : 1, lowerHost, port + 2, key + " ping-pong", nic)) {
                 if (lower) {
                     double[] r = leadPingPong(t);
@@ -91,6 +78,17 @@ final class PairProbe {
             failure = String.format("the NIC's counters carried %.2f of the bytes written: the writes took another way", ratio);
         }
         return new View(partner, rail, gbps, p50, p99, ratio, failure);
+    }
+
+    /** One Write trial, led by this node when {@code leading}: {gbps, NIC bytes ratio} as its leader, else null. */
+    private double[] write(boolean leading, String leaderHost, int port, String key, String nic) {
+        try (FabricTrial t = open(leading ? 0 : 1, leaderHost, port, key, nic)) {
+            if (leading) {
+                return leadWrite(t);
+            }
+            followWrite(t);
+            return null;
+        }
     }
 
     private FabricTrial open(int rank, String leaderHost, int port, String key, String nic) {

@@ -105,20 +105,20 @@ public final class Sweep {
             }
         }
         try {
-            runSteps(steps, false, steps.size());
+            runSteps(steps, false);
             List<List<Task>> again = retests();
             if (!again.isEmpty() && me == 0) {
                 System.out.println("sweep: second pass: " + again.stream().mapToInt(List::size).sum()
                         + " suspects re-measured against known-good partners");
             }
-            runSteps(again, true, again.size());
+            runSteps(again, true);
         } catch (RankException | BenchmarkSetupException e) {
             return ended(e);
         }
         return finish(Map.of());
     }
 
-    private void runSteps(List<List<Task>> steps, boolean retest, int total) {
+    private void runSteps(List<List<Task>> steps, boolean retest) {
         for (int s = 0; s < steps.size(); s++) {
             List<Task> step = steps.get(s);
             world.barrier("sweep step " + stepIndex, stepBudget);
@@ -148,7 +148,7 @@ public final class Sweep {
                     PairProbe.View vb = decode(all.get(t.b()));
                     links.add(merge(t, va, vb, retest));
                 }
-                progress(s + 1, total, retest);
+                progress(s + 1, steps.size(), retest);
             }
         }
     }
@@ -183,11 +183,7 @@ public final class Sweep {
     }
 
     private Judge judge(Map<Integer, String> dead) {
-        Thresholds th = o.thresholds(knownLineGbps);
-        if (sharedCpus) {
-            th = new Thresholds(th.lineGbps(), th.lineFraction(), th.medianFraction(), th.zLimit(), Double.POSITIVE_INFINITY);
-        }
-        return new Judge(fleet.nodes(), fleet.rails(), th, links, dead);
+        return new Judge(fleet.nodes(), fleet.rails(), o.thresholds(knownLineGbps, sharedCpus), links, dead);
     }
 
     /**

@@ -80,8 +80,13 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
                 line, lineFraction, medianFraction, z, latency, out);
     }
 
-    Thresholds thresholds(double knownLineGbps) {
-        return new Thresholds(lineGbps > 0 ? lineGbps : knownLineGbps, lineFraction, medianFraction, zLimit, latencyFactor);
+    /**
+     * The thresholds the judgement applies: {@code knownLineGbps} where no --line-gbps was given;
+     * with {@code sharedCpus} round trips are not judged (an infinite latency factor).
+     */
+    Thresholds thresholds(double knownLineGbps, boolean sharedCpus) {
+        return new Thresholds(lineGbps > 0 ? lineGbps : knownLineGbps, lineFraction, medianFraction, zLimit,
+                sharedCpus ? Double.POSITIVE_INFINITY : latencyFactor);
     }
 
     /** What every rank must agree on: the rendezvous refuses ranks started with other options. */

@@ -104,7 +104,7 @@ final class SweepReport {
         opts.addProperty("size_bytes", o.size());
         opts.addProperty("window", o.window());
         opts.addProperty("seconds", o.seconds().toMillis() / 1e3);
-        Thresholds th = o.thresholds(0);
+        Thresholds th = judge.thresholds();
         opts.addProperty("line_gbps", th.lineGbps());
         opts.addProperty("line_fraction", th.lineFraction());
         opts.addProperty("median_fraction", th.medianFraction());

@@ -117,6 +117,17 @@ class SweepIT {
         return new Sweep(p.exitValue(), text, findings, root, seconds);
     }
 
+    /** The sweep named exactly one thing, {@code kind} on {@code host}'s {@code rail} (-1: all), and exited 1. */
+    private static JsonObject onlyFinding(Sweep s, String kind, String host, int rail) {
+        assertEquals(1, s.findings().size(), s.kinds() + "\n" + s.out());
+        JsonObject f = s.findings().get(0);
+        assertEquals(kind, f.get("kind").getAsString(), s.out());
+        assertEquals(host, f.get("host").getAsString(), s.out());
+        assertEquals(rail, f.get("rail").getAsInt(), s.out());
+        assertEquals(1, s.code(), s.out());
+        return f;
+    }
+
     @Test
     void aCleanFleetNamesNothingInFiveRunsOfFive() throws Exception {
         assumeUp();
@@ -140,13 +151,8 @@ class SweepIT {
         assumeUp();
         Testbed.run(60, "testbed", "shape", TB + "-n3", "1", "100mbit");
         Sweep s = sweep("slow-nic");
-        assertEquals(1, s.findings().size(), s.kinds() + "\n" + s.out());
-        JsonObject f = s.findings().get(0);
-        assertEquals("NIC", f.get("kind").getAsString(), s.out());
-        assertEquals(TB + "-n3", f.get("host").getAsString(), s.out());
-        assertEquals(1, f.get("rail").getAsInt(), s.out());
+        JsonObject f = onlyFinding(s, "NIC", TB + "-n3", 1);
         assertEquals("rail1", f.get("nic").getAsString(), s.out());
-        assertEquals(1, s.code(), s.out());
     }
 
     @Test
@@ -154,11 +160,7 @@ class SweepIT {
         assumeUp();
         Testbed.run(60, "testbed", "shape", TB + "-n2", "0", "100mbit");
         Testbed.run(60, "testbed", "shape", TB + "-n2", "1", "100mbit");
-        Sweep s = sweep("slow-node");
-        assertEquals(1, s.findings().size(), s.kinds() + "\n" + s.out());
-        assertEquals("NODE", s.findings().get(0).get("kind").getAsString(), s.out());
-        assertEquals(TB + "-n2", s.findings().get(0).get("host").getAsString(), s.out());
-        assertEquals(1, s.code(), s.out());
+        onlyFinding(sweep("slow-node"), "NODE", TB + "-n2", -1);
     }
 
     @Test
@@ -166,11 +168,7 @@ class SweepIT {
         assumeUp();
         ip("-n", TB + "-sw", "link", "set", "n4r0", "down"); // the cable: the switch's end of node 4's rail 0
         Sweep s = sweep("rail-down");
-        assertEquals(1, s.findings().size(), s.kinds() + "\n" + s.out());
-        JsonObject f = s.findings().get(0);
-        assertEquals("NIC", f.get("kind").getAsString(), s.out());
-        assertEquals(TB + "-n4", f.get("host").getAsString(), s.out());
-        assertEquals(0, f.get("rail").getAsInt(), s.out());
+        JsonObject f = onlyFinding(s, "NIC", TB + "-n4", 0);
         assertTrue(f.get("why").getAsString().startsWith("unreachable on rail 0"), f.toString());
         java.util.Set<Integer> rail1 = new java.util.TreeSet<>();
         for (JsonElement e : s.json().getAsJsonArray("links")) {
@@ -181,7 +179,6 @@ class SweepIT {
             }
         }
         assertEquals(java.util.Set.of(0, 1, 2), rail1, "n4 measured on rail 1 with every partner");
-        assertEquals(1, s.code(), s.out());
     }
 
     @Test

@@ -14,7 +14,7 @@ class SweepOptionsTest {
         SweepOptions o = SweepOptions.parse(new String[0]);
         assertEquals(0, o.quick());
         assertEquals(1 << 20, o.size());
-        Thresholds t = o.thresholds(0);
+        Thresholds t = o.thresholds(0, false);
         assertEquals(Thresholds.LINE_FRACTION, t.lineFraction());
         assertEquals(Thresholds.MEDIAN_FRACTION, t.medianFraction());
         assertEquals(Thresholds.Z_LIMIT, t.zLimit());
@@ -27,8 +27,9 @@ class SweepOptionsTest {
         SweepOptions o = SweepOptions.parse(new String[] {"--quick", "5", "--size", "64K", "--line-gbps", "100"});
         assertEquals(5, o.quick());
         assertEquals(65536, o.size());
-        assertEquals(100, o.thresholds(0).lineGbps());
-        assertEquals(200, SweepOptions.parse(new String[] {}).thresholds(200).lineGbps(), "the fleet's known rate");
+        assertEquals(100, o.thresholds(0, false).lineGbps());
+        assertEquals(200, SweepOptions.parse(new String[] {}).thresholds(200, false).lineGbps(), "the fleet's known rate");
+        assertEquals(Double.POSITIVE_INFINITY, o.thresholds(0, true).latencyFactor(), "round trips not judged on shared CPUs");
     }
 
     @Test

@@ -8,7 +8,6 @@ import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.Layout;
 import io.efabench.harness.SeedRound;
 import io.efabench.harness.engine.Footprint;
-import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.WriteEngine;
 import io.efabench.harness.memory.TrialBuffer;
 import io.efabench.harness.trial.FabricTrial;
@@ -82,7 +81,7 @@ public final class ProxyRounds implements Rounds {
         if (direct && fill) {
             throw new BenchmarkSetupException("fill=true is the kernel writing the payload: the Direct configs have no kernel");
         }
-        Immediate.requireCarried(t.channels(), t.size);
+        t.requireImmediates();
         int targets = t.size - 1;
         int slots = Math.min(ProxyKernels.MAX_SLOTS, Footprint.slots(slotsParam, rounds, stride * targets));
         shape = new ProxyShape(t, layout, nbi, fill, size, stride, rounds, slots);

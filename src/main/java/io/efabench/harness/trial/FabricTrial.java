@@ -52,36 +52,6 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
     /** fi_addr of rank r's channel c, as inserted into local channel c's AV: {@code peer[r][c]}. */
     private long[][] peer;
     private NicInfo[] nicOf;
-    @Override
-    public void signalEnd(long rounds) {
-        iterations.signalEnd(rounds);
-    }
-
-    @Override
-    public long injectRmaSize(int c) {
-        return channels[c].injectRmaSize();
-    }
-
-    @Override
-    public InjectTarget injectTarget(int c, MemoryRegion src, int peerRank, RemoteRegion target) {
-        return channels[c].injectTarget(src, peer[peerRank][c], target);
-    }
-
-    @Override
-    public void requireImmediates() {
-        Immediate.requireCarried(channels, size);
-    }
-
-    @Override
-    public void requireSendable(long bytes) {
-        for (Channel c : channels) {
-            String refusal = TrialChecks.sendTooLarge(bytes, c.maxSendSize(), c.nic());
-            if (refusal != null) {
-                throw new BenchmarkSetupException(refusal);
-            }
-        }
-    }
-
     /** Both ends of every channel to every peer, for failure and stall lines; null until the addresses are swapped. */
     private TrialPaths paths;
     NicPath path;
@@ -369,6 +339,36 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
     @Override
     public java.time.Duration waitBudget() {
         return timeout.plus(iterations.time());
+    }
+
+    @Override
+    public void signalEnd(long rounds) {
+        iterations.signalEnd(rounds);
+    }
+
+    @Override
+    public long injectRmaSize(int c) {
+        return channels[c].injectRmaSize();
+    }
+
+    @Override
+    public InjectTarget injectTarget(int c, MemoryRegion src, int peerRank, RemoteRegion target) {
+        return channels[c].injectTarget(src, peer[peerRank][c], target);
+    }
+
+    @Override
+    public void requireImmediates() {
+        Immediate.requireCarried(channels, size);
+    }
+
+    @Override
+    public void requireSendable(long bytes) {
+        for (Channel c : channels) {
+            String refusal = TrialChecks.sendTooLarge(bytes, c.maxSendSize(), c.nic());
+            if (refusal != null) {
+                throw new BenchmarkSetupException(refusal);
+            }
+        }
     }
 
     /** Barrier whose deadline covers a peer still running out its JMH iteration time. */
