@@ -6,7 +6,7 @@
 #        ./run-jmh.sh testbed status
 #        ./run-jmh.sh testbed exec NODE COMMAND...     (NODE: efb-n1..efb-nN, or efb-head)
 #        ./run-jmh.sh testbed rsh NODE COMMAND...      (Open MPI's plm_rsh_agent: the command as one shell line)
-#        ./run-jmh.sh testbed links [--seconds S] [--from N] [--to M]   (each rail's TCP goodput, node N to M)
+#        ./run-jmh.sh testbed links [--seconds S] [--from N] [--to M] [--together]   (each rail's TCP goodput, node N to M)
 #        ./run-jmh.sh testbed rate RATE                (every NIC reshaped to RATE)
 #        ./run-jmh.sh testbed shape NODE RAIL RATE     (one NIC reshaped to RATE, both ways)
 #
@@ -378,16 +378,19 @@ cmd_rsh() {
 # ---------------------------------------------------------------- links
 
 # Each rail's own goodput: a plain TCP stream (io.efabench.launch.TcpStream) from node FROM to node
-# TO over rail k, one rail at a time, measured at the receiver. JAVA and JAR come from run-jmh.sh.
+# TO over rail k, measured at the receiver; one rail at a time, or with --together every rail at
+# once (what the machine carries with all of them busy: the ground truth for a figure over several
+# rails), then their sum. JAVA and JAR come from run-jmh.sh.
 cmd_links() {
     need_root
-    local seconds=3 from=1 to=2 k out pid
+    local seconds=3 from=1 to=2 together=no k
     while (($#)); do
         case $1 in
         --seconds) seconds=${2:-}; shift ;;
         --from) from=${2:-}; shift ;;
         --to) to=${2:-}; shift ;;
-        *) die 2 "usage: testbed links [--seconds S] [--from N] [--to M]" ;;
+        --together) together=yes ;;
+        *) die 2 "usage: testbed links [--seconds S] [--from N] [--to M] [--together]" ;;
         esac
         shift
     done
@@ -398,17 +401,34 @@ cmd_links() {
     [[ $from =~ ^[0-9]+$ && $to =~ ^[0-9]+$ ]] && ((from >= 1 && from <= NODES && to >= 1 && to <= NODES && from != to)) ||
         die 2 "links: --from and --to are two different nodes among 1-$NODES"
     local stream=("$JAVA" -cp "$JAR" io.efabench.launch.TcpStream)
-    for ((k = 0; k < RAILS; k++)); do
-        out=$(mktemp)
-        in_ns "$PREFIX-n$to" "${stream[@]}" receive "198.18.$k.$to" $((5201 + k)) $((30 + ${seconds%.*})) >"$out" 2>&1 &
+    if [[ $together == no ]]; then
+        for ((k = 0; k < RAILS; k++)); do streams "$k"; done
+        return
+    fi
+    local rails=() out
+    for ((k = 0; k < RAILS; k++)); do rails+=("$k"); done
+    out=$(streams "${rails[@]}")
+    printf '%s\n' "$out"
+    printf '%s\n' "$out" | awk -v n="$RAILS" '{ sum += $NF == "Gbps" ? $(NF - 1) : 0 }
+        END { printf "together %d rail(s): %.4f Gbps\n", n, sum }'
+}
+
+# streams RAIL...: one TcpStream per rail given, all at once, from node $from to node $to; a line each.
+streams() {
+    local k dir pid
+    dir=$(mktemp -d)
+    for k in "$@"; do
+        in_ns "$PREFIX-n$to" "${stream[@]}" receive "198.18.$k.$to" $((5201 + k)) $((30 + ${seconds%.*})) >"$dir/$k" 2>&1 &
         pid=$!
-        if ! in_ns "$PREFIX-n$from" "${stream[@]}" send "198.18.$k.$to" $((5201 + k)) "$seconds" "198.18.$k.$from"; then
-            kill "$pid" 2>/dev/null
-        fi
-        wait "$pid"
-        printf 'rail%d %s-n%d -> %s-n%d (%s): %s\n' "$k" "$PREFIX" "$from" "$PREFIX" "$to" "$RATE" "$(tail -n 1 "$out")"
-        rm -f -- "$out"
+        # A sender that fails takes its receiver down with it rather than leave it waiting.
+        { in_ns "$PREFIX-n$from" "${stream[@]}" send "198.18.$k.$to" $((5201 + k)) "$seconds" "198.18.$k.$from" ||
+            kill "$pid" 2>/dev/null; } &
     done
+    wait
+    for k in "$@"; do
+        printf 'rail%d %s-n%d -> %s-n%d (%s): %s\n' "$k" "$PREFIX" "$from" "$PREFIX" "$to" "$RATE" "$(tail -n 1 "$dir/$k")"
+    done
+    rm -rf -- "$dir"
 }
 
 # ---------------------------------------------------------------- status

@@ -28,7 +28,7 @@ class AllToAllIT {
     @ParameterizedTest(name = "{0} ranks over {1}")
     @CsvSource({"2, tcp", "3, tcp", "4, tcp", "2, shm", "3, shm", "4, shm"})
     void hostConfigsRunAndVerifyEveryPair(int ranks, String provider) throws Exception {
-        JsonArray results = run(ranks, provider, Ranks.quick("AllToAllBenchmark", "-p", "size=64K", "-p", "channels=2",
+        JsonArray results = run(ranks, provider, Ranks.quickInProcess("AllToAllBenchmark", "-p", "size=64K", "-p", "channels=2",
                 "-p", "config=SinglePin,MultiPin,RoundRobinPin"));
         assertEquals(3, results.size());
         for (JsonElement e : results) {

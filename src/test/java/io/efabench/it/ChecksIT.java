@@ -46,7 +46,7 @@ class ChecksIT {
      */
     @Test
     void injectedWritesVerifyAndAWrongTargetIsCaught() throws Exception {
-        List<String> small = Ranks.quick("WriteBenchmark", "-p", "size=64,4K", "-p", "channels=1", "-p", "completion=local,remote",
+        List<String> small = Ranks.quickInProcess("WriteBenchmark", "-p", "size=64,4K", "-p", "channels=1", "-p", "completion=local,remote",
                 "-p", "window=64", "-p", "config=SinglePin,RoundRobinPin");
         com.google.gson.JsonArray clean = Ranks.start(tmp.resolve("clean"), 3, "shm", small, null).awaitClean(240);
         for (var e : clean) {

@@ -27,23 +27,36 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 
 /**
- * The cluster on one machine ({@code ./run-jmh.sh testbed}): 4 emulated nodes with 2 rails each,
- * every NIC shaped to {@link #RATE}, Slurm on them. Each figure is held against what its links
- * carry: the rate (no figure above it), and each rail's own goodput measured here by a plain TCP
- * stream (the benchmarks near it). The launchers users have run across the nodes: torchrun-style
- * variables per node, Open MPI through the testbed's rsh agent, Slurm with one slurmd per node.
+ * The cluster on one machine ({@code ./run-jmh.sh testbed}, the shared one: 4 emulated nodes with
+ * 2 rails each, Slurm on them), every NIC shaped to {@link #RATE}. Each figure is held against what
+ * its links carry: the rate (no figure above it, exact, never retried) and each rail's own goodput
+ * measured by a plain TCP stream in the same attempt, right after the benchmark (floors, see
+ * {@link Floors}; 1 s streams, alone and all rails at once). The launchers users have run across the nodes: torchrun-style variables per
+ * node, Open MPI through the testbed's rsh agent, Slurm with one slurmd per node.
+ *
+ * <p>Why 200 Mbit and not more: tbf's bucket (8 KiB, testbed.sh) passes at most a bucket per timer
+ * wake-up, and on the 2-core VM one TCP stream read 0.316 Gbps at 400 Mbit (0.79 of the rate, the
+ * CPU and the timer, not the link) while at 200 Mbit it reads 0.191, the link's TCP ceiling; the
+ * floors then bound what the benchmark does with a link, not what this machine's timer does. The
+ * four-node all-to-all runs at 50 Mbit for the same reason: 8 NICs busy both ways are more than 2
+ * cores move at 150 Mbit (MultiPin read 0.98x SinglePin there) and still at 100 (0.64-0.75 of both
+ * rails' goodput, SinglePin 0.78-0.86 of one's). Floors and the spreads they allow: the README's
+ * testing section.
  * Skipped, saying why, where this is not root or the tools are missing (.ci/run installs them).
  */
+@org.junit.jupiter.api.extension.ExtendWith(Testbed.Shared.class)
 class ClusterInABoxIT {
     private static final String TB = Testbed.TB;
-    private static final String RATE = "400mbit";
-    private static final double RATE_GBPS = 0.4;
-    private static final int NODES = 4;
-    private static final int RAILS = 2;
-    /** Short trials: a 1M write window of 8 is 8 MiB, ~0.18 s at the rate. */
+    private static final String RATE = "200mbit";
+    private static final double RATE_GBPS = 0.2;
+    private static final String A2A_RATE = "50mbit";
+    private static final double A2A_RATE_GBPS = 0.05;
+    private static final int NODES = Testbed.NODES;
+    private static final int RAILS = Testbed.RAILS;
+    /** Attempts a floor gets (each one measuring the figure and its ground truth again). */
+    private static final int ATTEMPTS = 3;
+    /** Short trials: a 1M write window of 8 is 8 MiB, ~0.35 s at the rate. */
     private static final List<String> TIMING = List.of("-wi", "1", "-w", "1s", "-i", "2", "-r", "2s", "-f", "1");
-    /** Each rail's goodput node 1 -> node 2, Gbps, measured once the testbed is up. */
-    private static final double[] GOODPUT = new double[RAILS];
     private static String skip;
     /** The testbed table (docs/perf/journal/cluster-in-a-box.md): benchmark, config, rails, ours, link goodput, ratio; printed at the end. */
     private static final List<String> TABLE = new ArrayList<>();
@@ -84,35 +97,17 @@ class ClusterInABoxIT {
 
     @BeforeAll
     static void up() throws Exception {
-        skip = Testbed.skipReason(List.of("ip", "tc", "nsenter", "slurmd", "slurmctld", "srun", "munged", "mpirun",
-                "fi_pingpong"));
-        if (skip != null) {
-            return;
-        }
-        String out = run(120, "testbed", "up", "--nodes", Integer.toString(NODES), "--rails", Integer.toString(RAILS),
-                "--rate", RATE, "--slurm");
-        assertTrue(out.contains("testbed: up:"), out);
-        double[] goodput = links();
-        for (int k = 0; k < RAILS; k++) {
-            GOODPUT[k] = goodput[k];
-            // TCP over a 1500-byte MTU carries at most 1448/1514 of the L2 rate tbf shapes.
-            assertTrue(goodput[k] > 0.7 * RATE_GBPS && goodput[k] <= CEILING_GBPS, "link goodput out of range: "
-                    + java.util.Arrays.toString(goodput));
-        }
+        skip = Testbed.shared(List.of("ip", "tc", "nsenter", "slurmd", "slurmctld", "srun", "munged", "mpirun", "fi_pingpong"),
+                RATE);
     }
 
     @AfterAll
-    static void down() throws Exception {
-        if (skip != null) {
-            return;
+    static void table() {
+        if (skip == null) {
+            System.out.println("testbed table (Gbps; link = rails x each rail's TCP goodput, node 1 -> node 2):\n"
+                    + "| benchmark | config | rails | ours | link goodput | ratio |\n|---|---|---|---:|---:|---:|\n"
+                    + String.join("\n", TABLE));
         }
-        System.out.println("testbed table (Gbps; link = rails x each rail's TCP goodput, node 1 -> node 2):\n"
-                + "| benchmark | config | rails | ours | link goodput | ratio |\n|---|---|---|---:|---:|---:|\n"
-                + String.join("\n", TABLE));
-        String out = run(120, "testbed", "down");
-        String left = new String(new ProcessBuilder("ip", "netns", "list").start().getInputStream().readAllBytes());
-        assertTrue(Pattern.compile("(?m)^" + TB + "-").matcher(left).results().findAny().isEmpty(), "namespaces left: " + left);
-        assertTrue(out.contains("nothing of the testbed is left"), out);
     }
 
     private static void assumeUp() {
@@ -134,24 +129,43 @@ class ClusterInABoxIT {
         return rateGbps * 1448 / 1514 * 1.005;
     }
 
-    private static final double CEILING_GBPS = ceilingGbps(RATE_GBPS);
-    /** tbf's bucket on every NIC at 400 Mbit (testbed.sh: 100 us at the rate, at least 8 KiB). */
+    /** tbf's bucket on every NIC at 200 Mbit (testbed.sh: 100 us at the rate, at least 8 KiB). */
     private static final double BUCKET = 8192;
 
-    /** No figure above what the links it used carry: {@link #CEILING_GBPS} x NICs. */
-    private static void withinLinks(String what, double gbps, int nics, String context) {
-        withinLinks(what, gbps, nics, RATE_GBPS, context);
-    }
-
+    /** No figure above what {@code nics} links at {@code rateGbps} carry: the TCP ceiling of each, exact. */
     private static void withinLinks(String what, double gbps, int nics, double rateGbps, String context) {
         double ceiling = ceilingGbps(rateGbps);
         assertTrue(gbps <= ceiling * nics, String.format(Locale.ROOT, "%s: %.4f Gbps over %d NIC(s) that carry %.4f Gbps"
                 + " of TCP payload each: more than the links carry%n%s", what, gbps, nics, ceiling, context));
     }
 
-    /** Each rail's goodput node 1 -> node 2 at the testbed's current rate. */
-    private static double[] links() throws Exception {
-        String links = run(120, "testbed", "links", "--seconds", "3");
+    /**
+     * Ground truth, node 1 -> node 2 at the testbed's current rate: each rail's goodput alone (one
+     * after the other) and every rail's with all of them busy at once, Gbps. No link carries more
+     * than its ceiling; {@code together} is their sum.
+     */
+    record Links(double[] alone, double[] allAtOnce, double together, String text) {
+        @Override
+        public String toString() {
+            return String.format(Locale.ROOT, "links: alone %s, together %s = %.4f Gbps", java.util.Arrays.toString(alone),
+                    java.util.Arrays.toString(allAtOnce), together);
+        }
+    }
+
+    private static Links links(double rateGbps) throws Exception {
+        String alone = run(120, "testbed", "links", "--seconds", "1");
+        String together = run(120, "testbed", "links", "--seconds", "1", "--together");
+        double[] a = goodputs(alone);
+        double[] t = goodputs(together);
+        Links l = new Links(a, t, java.util.Arrays.stream(t).sum(), alone + together);
+        for (int k = 0; k < RAILS; k++) {
+            assertTrue(a[k] <= ceilingGbps(rateGbps) && t[k] <= ceilingGbps(rateGbps), "a TCP stream above its link's ceiling "
+                    + ceilingGbps(rateGbps) + ": " + l + "\n" + l.text());
+        }
+        return l;
+    }
+
+    private static double[] goodputs(String links) {
         Matcher m = Pattern.compile("rail(\\d+) .*: ([0-9.]+) Gbps").matcher(links);
         double[] goodput = new double[RAILS];
         int found = 0;
@@ -160,13 +174,11 @@ class ClusterInABoxIT {
             found++;
         }
         assertEquals(RAILS, found, links);
-        System.out.println("testbed links:\n" + links);
         return goodput;
     }
 
-    private static void atLeast(String what, double gbps, double floor, String basis, String context) {
-        assertTrue(gbps >= floor, String.format(Locale.ROOT, "%s: %.4f Gbps, below %.4f (%s)%n%s", what, gbps, floor, basis,
-                context));
+    private static Floors.Floor floor(String what, double gbps, double fraction, double truth, String of) {
+        return new Floors.Floor(what, gbps, fraction * truth, fraction + " x " + of);
     }
 
     /** Each rank's locality fragment of the run: rank -> {host, nics}. */
@@ -181,144 +193,164 @@ class ClusterInABoxIT {
         return out;
     }
 
-    @Test
-    void writeAndReadBetweenTwoNodesHoldToTheLinkAndStripeOverBothRails() throws Exception {
-        assumeUp();
-        String id = "tb-write-read";
-        String[] nodes = {TB + "-n1", TB + "-n2"};
-        int[] codes = torchrun(id, nodes, Map.of(), args("WriteBenchmark", "-p", "config=SinglePin,MultiPin", "-p", "size=1M",
-                "-p", "window=8", "-p", "completion=remote,local"));
-        String log = logs(id);
-        assertEquals(0, codes[0] + codes[1], log);
-        Path run = results.resolve(id);
-        Map<String, Map<String, Double>> f = figures(run);
-        String context = f + "\nlinks " + java.util.Arrays.toString(GOODPUT) + "\n" + log;
-        double single = f.get("WriteBenchmark SinglePin remote").get("gbps");
-        double multi = f.get("WriteBenchmark MultiPin remote").get("gbps");
-        withinLinks("Write SinglePin", single, 1, context);
-        withinLinks("Write MultiPin", multi, RAILS, context);
-        atLeast("Write SinglePin", single, 0.85 * GOODPUT[0], "0.85 x rail 0's TCP goodput", context);
-        atLeast("Write MultiPin", multi, 0.8 * RAILS * single, "0.8 x rails x SinglePin", context);
-        row("Write 1M window 8, 2 nodes", "SinglePin remote", 1, single, GOODPUT[0], RATE);
-        row("Write 1M window 8, 2 nodes", "MultiPin remote", RAILS, multi, GOODPUT[0], RATE);
-        row("Write 1M window 8, 2 nodes", "SinglePin local", 1, f.get("WriteBenchmark SinglePin local").get("gbps"), GOODPUT[0], RATE);
-        row("Write 1M window 8, 2 nodes", "MultiPin local", RAILS, f.get("WriteBenchmark MultiPin local").get("gbps"), GOODPUT[0],
-                RATE);
-        // Local completion over tcp is the kernel taking the bytes: still never above the link.
-        double singleLocal = f.get("WriteBenchmark SinglePin local").get("gbps");
-        withinLinks("Write SinglePin completion=local", singleLocal, 1, context);
-        withinLinks("Write MultiPin completion=local", f.get("WriteBenchmark MultiPin local").get("gbps"), RAILS, context);
-        atLeast("Write SinglePin completion=local", singleLocal, 0.85 * GOODPUT[0], "0.85 x rail 0's TCP goodput", context);
-        // busbw_pct with the testbed's rate as the link: the fraction of the link the figure is.
-        for (String k : List.of("WriteBenchmark SinglePin remote", "WriteBenchmark MultiPin remote")) {
-            double gbps = f.get(k).get("gbps");
-            int nics = k.contains("Multi") ? RAILS : 1;
-            double pct = f.get(k).get("busbw_pct");
-            double measured = 100 * gbps / (GOODPUT[0] * nics); // of what the links measurably carry
-            assertTrue(Math.abs(pct - measured) <= 0.1 * measured, k + ": busbw_pct " + pct + " vs " + measured + "\n" + context);
-        }
-        String provenance = Files.readString(run.resolve("provenance.json"));
-        assertTrue(provenance.contains("\"pairs_cross_node\": 1") && provenance.contains("\"pairs_same_node\": 0"),
-                "rank 0's peer counted as on another node:\n" + provenance);
-        Map<Integer, JsonObject> where = localities(run);
-        assertEquals(TB + "-n2", where.get(1).get("host").getAsString(), where.toString());
-        assertEquals("[\"rail0\",\"rail1\"]", where.get(1).get("nics").toString(), "rank 1's NICs by rail: " + where);
-
-        String idRead = "tb-read";
-        codes = torchrun(idRead, nodes, Map.of(), args("ReadBenchmark", "-p", "config=SinglePin,MultiPin", "-p", "size=1M", "-p",
-                "window=8"));
-        log = logs(idRead);
-        assertEquals(0, codes[0] + codes[1], log);
-        f = figures(results.resolve(idRead));
-        context = f + "\nlinks " + java.util.Arrays.toString(GOODPUT) + "\n" + log;
-        double readSingle = f.get("ReadBenchmark SinglePin").get("gbps");
-        double readMulti = f.get("ReadBenchmark MultiPin").get("gbps");
-        withinLinks("Read SinglePin", readSingle, 1, context);
-        withinLinks("Read MultiPin", readMulti, RAILS, context);
-        row("Read 1M window 8, 2 nodes", "SinglePin", 1, readSingle, GOODPUT[0], RATE);
-        row("Read 1M window 8, 2 nodes", "MultiPin", RAILS, readMulti, GOODPUT[0], RATE);
-        atLeast("Read SinglePin", readSingle, 0.85 * GOODPUT[0], "0.85 x rail 0's TCP goodput", context);
-        atLeast("Read MultiPin", readMulti, 0.8 * RAILS * readSingle, "0.8 x rails x SinglePin", context);
-    }
-
-    @Test
-    void roundRobinToTwoTargetsUsesBothRails() throws Exception {
-        assumeUp();
-        String id = "tb-roundrobin";
-        int[] codes = torchrun(id, new String[] {TB + "-n1", TB + "-n2", TB + "-n3"}, Map.of(), args("WriteBenchmark", "-p",
-                "config=SinglePin,RoundRobinPin", "-p", "size=1M", "-p", "window=8", "-p", "completion=remote"));
-        String log = logs(id);
-        assertEquals(0, codes[0] + codes[1] + codes[2], log);
-        Map<String, Map<String, Double>> f = figures(results.resolve(id));
-        String context = f + "\n" + log;
-        double single = f.get("WriteBenchmark SinglePin remote").get("gbps");
-        double rr = f.get("WriteBenchmark RoundRobinPin remote").get("gbps");
-        withinLinks("Write SinglePin to 2 targets", single, 1, context);
-        withinLinks("Write RoundRobinPin", rr, RAILS, context);
-        row("Write 1M window 8, 3 nodes", "SinglePin remote", 1, single, GOODPUT[0], RATE);
-        row("Write 1M window 8, 3 nodes", "RoundRobinPin remote", RAILS, rr, GOODPUT[0], RATE);
-        atLeast("Write RoundRobinPin to 2 targets on 2 rails", rr, 0.8 * RAILS * single, "0.8 x rails x SinglePin", context);
+    /**
+     * busbw_pct is the figure over the link speed the testbed gives the ranks (FABRIC_LINK_GBPS, the
+     * rate) times the NICs used: exact, whatever the machine's speed.
+     */
+    private static void busbwPctIsOverTheRate(Map<String, Double> f, String key, int nics, double rateGbps, String context) {
+        double expected = 100 * f.get("gbps") / (rateGbps * nics);
+        double pct = f.get("busbw_pct");
+        assertTrue(Math.abs(pct - expected) <= 1e-6 * expected, key + ": busbw_pct " + pct + ", but gbps over " + nics + " x "
+                + rateGbps + " Gbps is " + expected + "\n" + context);
     }
 
     /**
-     * Slurm across the nodes, one task each: the all-to-all held against each rank's bottleneck. At
-     * 150 Mbit: 4 nodes x 2 rails at 400 Mbit move ~2.8 Gbps through the kernel's veths, bridges and
-     * tbf, what this 2-core machine's TCP carries at all, and MultiPin then read no more than
-     * SinglePin (docs/perf/journal/cluster-in-a-box.md, "The cluster on one machine").
+     * Write between two nodes, SinglePin and MultiPin, remote and local completion. Floors, each
+     * against ground truth measured in the same attempt: SinglePin (either completion) >= 0.85 x
+     * rail 0's goodput alone; MultiPin >= 0.85 x both rails' goodput at once (a MultiPin that stays on
+     * one rail reads at most one rail's ceiling, 0.5 of it).
+     */
+    @Test
+    void writeBetweenTwoNodesHoldsToTheLinkAndStripesOverBothRails() throws Exception {
+        assumeUp();
+        String[] nodes = {TB + "-n1", TB + "-n2"};
+        Floors.hold("Write 1M window 8, 2 nodes", ATTEMPTS, attempt -> {
+            String id = "tb-write-" + attempt;
+            int[] codes = torchrun(id, nodes, Map.of(), args("WriteBenchmark", "-p", "config=SinglePin,MultiPin", "-p",
+                    "size=1M", "-p", "window=8", "-p", "completion=remote,local"));
+            String log = logs(id);
+            assertEquals(0, codes[0] + codes[1], log);
+            Links links = links(RATE_GBPS);
+            Path run = results.resolve(id);
+            Map<String, Map<String, Double>> f = figures(run);
+            String context = f + "\n" + links + "\n" + log;
+            double single = f.get("WriteBenchmark SinglePin remote").get("gbps");
+            double multi = f.get("WriteBenchmark MultiPin remote").get("gbps");
+            double singleLocal = f.get("WriteBenchmark SinglePin local").get("gbps");
+            double multiLocal = f.get("WriteBenchmark MultiPin local").get("gbps");
+            withinLinks("Write SinglePin", single, 1, RATE_GBPS, context);
+            withinLinks("Write MultiPin", multi, RAILS, RATE_GBPS, context);
+            // Local completion over tcp is the kernel taking the bytes: still never above the link.
+            withinLinks("Write SinglePin completion=local", singleLocal, 1, RATE_GBPS, context);
+            withinLinks("Write MultiPin completion=local", multiLocal, RAILS, RATE_GBPS, context);
+            for (String k : List.of("WriteBenchmark SinglePin remote", "WriteBenchmark MultiPin remote")) {
+                busbwPctIsOverTheRate(f.get(k), k, k.contains("Multi") ? RAILS : 1, RATE_GBPS, context);
+            }
+            String provenance = Files.readString(run.resolve("provenance.json"));
+            assertTrue(provenance.contains("\"pairs_cross_node\": 1") && provenance.contains("\"pairs_same_node\": 0"),
+                    "rank 0's peer counted as on another node:\n" + provenance);
+            Map<Integer, JsonObject> where = localities(run);
+            assertEquals(TB + "-n2", where.get(1).get("host").getAsString(), where.toString());
+            assertEquals("[\"rail0\",\"rail1\"]", where.get(1).get("nics").toString(), "rank 1's NICs by rail: " + where);
+            row("Write 1M window 8, 2 nodes", "SinglePin remote", 1, single, links.alone()[0], RATE);
+            row("Write 1M window 8, 2 nodes", "MultiPin remote", RAILS, multi, links.together() / RAILS, RATE);
+            row("Write 1M window 8, 2 nodes", "SinglePin local", 1, singleLocal, links.alone()[0], RATE);
+            row("Write 1M window 8, 2 nodes", "MultiPin local", RAILS, multiLocal, links.together() / RAILS, RATE);
+            return new Floors.Measured(List.of(
+                    floor("Write SinglePin", single, 0.85, links.alone()[0], "rail 0's goodput alone"),
+                    floor("Write SinglePin completion=local", singleLocal, 0.85, links.alone()[0], "rail 0's goodput alone"),
+                    floor("Write MultiPin", multi, 0.85, links.together(), "both rails' goodput at once")), context);
+        });
+    }
+
+    /** Read between two nodes: the same floors as Write's (rank 0 reads; its NICs receive). */
+    @Test
+    void readBetweenTwoNodesHoldsToTheLinkAndStripesOverBothRails() throws Exception {
+        assumeUp();
+        String[] nodes = {TB + "-n1", TB + "-n2"};
+        Floors.hold("Read 1M window 8, 2 nodes", ATTEMPTS, attempt -> {
+            String id = "tb-read-" + attempt;
+            int[] codes = torchrun(id, nodes, Map.of(), args("ReadBenchmark", "-p", "config=SinglePin,MultiPin", "-p", "size=1M",
+                    "-p", "window=8"));
+            String log = logs(id);
+            assertEquals(0, codes[0] + codes[1], log);
+            Links links = links(RATE_GBPS);
+            Map<String, Map<String, Double>> f = figures(results.resolve(id));
+            String context = f + "\n" + links + "\n" + log;
+            double single = f.get("ReadBenchmark SinglePin").get("gbps");
+            double multi = f.get("ReadBenchmark MultiPin").get("gbps");
+            withinLinks("Read SinglePin", single, 1, RATE_GBPS, context);
+            withinLinks("Read MultiPin", multi, RAILS, RATE_GBPS, context);
+            row("Read 1M window 8, 2 nodes", "SinglePin", 1, single, links.alone()[0], RATE);
+            row("Read 1M window 8, 2 nodes", "MultiPin", RAILS, multi, links.together() / RAILS, RATE);
+            return new Floors.Measured(List.of(
+                    floor("Read SinglePin", single, 0.85, links.alone()[0], "rail 0's goodput alone"),
+                    floor("Read MultiPin", multi, 0.85, links.together(), "both rails' goodput at once")), context);
+        });
+    }
+
+    /**
+     * Rank 0 writes to two targets, peer p on channel (p + rank) mod 2: RoundRobinPin puts one target
+     * on each rail, so it reads >= 0.85 x both rails' goodput at once; one rail would cap it at 0.5.
+     */
+    @Test
+    void roundRobinToTwoTargetsUsesBothRails() throws Exception {
+        assumeUp();
+        Floors.hold("Write RoundRobinPin 1M window 8, 3 nodes", ATTEMPTS, attempt -> {
+            String id = "tb-roundrobin-" + attempt;
+            int[] codes = torchrun(id, new String[] {TB + "-n1", TB + "-n2", TB + "-n3"}, Map.of(), args("WriteBenchmark", "-p",
+                    "config=SinglePin,RoundRobinPin", "-p", "size=1M", "-p", "window=8", "-p", "completion=remote"));
+            String log = logs(id);
+            assertEquals(0, codes[0] + codes[1] + codes[2], log);
+            Links links = links(RATE_GBPS);
+            Map<String, Map<String, Double>> f = figures(results.resolve(id));
+            String context = f + "\n" + links + "\n" + log;
+            double single = f.get("WriteBenchmark SinglePin remote").get("gbps");
+            double rr = f.get("WriteBenchmark RoundRobinPin remote").get("gbps");
+            withinLinks("Write SinglePin to 2 targets", single, 1, RATE_GBPS, context);
+            withinLinks("Write RoundRobinPin", rr, RAILS, RATE_GBPS, context);
+            row("Write 1M window 8, 3 nodes", "SinglePin remote", 1, single, links.alone()[0], RATE);
+            row("Write 1M window 8, 3 nodes", "RoundRobinPin remote", RAILS, rr, links.together() / RAILS, RATE);
+            return new Floors.Measured(List.of(
+                    floor("Write SinglePin to 2 targets", single, 0.85, links.alone()[0], "rail 0's goodput alone"),
+                    floor("Write RoundRobinPin to 2 targets", rr, 0.85, links.together(), "both rails' goodput at once")),
+                    context);
+        });
+    }
+
+    /**
+     * Slurm across the nodes, one task each: the all-to-all held against each rank's bottleneck, at
+     * {@link #A2A_RATE} (see the class comment). Each rank sends (N-1) blocks a round through its own
+     * NIC(s) and receives as many; rounds end together, so the all-to-all keeps a rank's NIC busy less
+     * of the time than a stream does (0.70-0.80 of it, measured; the README's testing section).
      */
     @Test
     void srunAllToAllAcrossFourNodesHoldsToEachRanksBottleneck() throws Exception {
         assumeUp();
-        double rate = 0.15;
-        run(60, "testbed", "rate", "150mbit");
+        run(60, "testbed", "rate", A2A_RATE);
         try {
-            double[] goodput = links();
-            Path log = results.resolve("srun-a2a.out");
-            Process p = onNode(TB + "-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())), args("srun", "-N",
-                    Integer.toString(NODES), "--ntasks-per-node=1", "bash", Testbed.SCRIPT.toString(), "AllToAllBenchmark", "-p",
-                    "config=SinglePin,MultiPin", "-p", "size=1M", "-p", "window=4"), log);
-            int code = Ranks.awaitExit(p, log, 400);
-            String out = Files.readString(log);
-            assertEquals(0, code, out);
-            Path run = onlyRun("slurm-", out);
-            Map<Integer, JsonObject> where = localities(run);
-            assertEquals(NODES, where.values().stream().map(o -> o.get("host").getAsString()).distinct().count(),
-                    "one task on each node: " + where);
-            Map<String, Map<String, Double>> f = figures(run);
-            String context = f + "\nlinks " + java.util.Arrays.toString(goodput) + "\n" + out;
-            // Each rank sends (N-1) blocks a round, all through its own rail-0 NIC (SinglePin): that NIC
-            // is its bottleneck, and every block it receives comes in through its rail-0 NIC too.
-            double single = f.get("AllToAllBenchmark SinglePin").get("gbps");
-            double multi = f.get("AllToAllBenchmark MultiPin").get("gbps");
-            withinLinks("AllToAll SinglePin", single, 1, rate, context);
-            withinLinks("AllToAll MultiPin", multi, RAILS, rate, context);
-            withinLinks("AllToAll SinglePin slowest rank", f.get("AllToAllBenchmark SinglePin").get("slowest_rank_gbps"), 1, rate,
-                    context);
-            row("AllToAll 1M window 4, 4 nodes (srun)", "SinglePin", 1, single, goodput[0], "150mbit");
-            row("AllToAll 1M window 4, 4 nodes (srun)", "MultiPin", RAILS, multi, goodput[0], "150mbit");
-            atLeast("AllToAll SinglePin", single, 0.75 * goodput[0], "0.75 x a rank's one NIC", context);
-            atLeast("AllToAll MultiPin", multi, 0.8 * RAILS * single, "0.8 x rails x SinglePin", context);
+            Floors.hold("AllToAll 512K window 4, 4 nodes (srun)", ATTEMPTS, attempt -> {
+                Path log = results.resolve("srun-a2a-" + attempt + ".out");
+                Path folder = results.resolve("a2a-" + attempt);
+                Files.createDirectories(folder);
+                Process p = new Testbed(folder).onNode(TB + "-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())),
+                        args("srun", "-N", Integer.toString(NODES), "--ntasks-per-node=1", "bash", Testbed.SCRIPT.toString(),
+                                "AllToAllBenchmark", "-p", "config=SinglePin,MultiPin", "-p", "size=512K", "-p", "window=4"), log);
+                int code = Ranks.awaitExit(p, log, 400);
+                String out = Files.readString(log);
+                assertEquals(0, code, out);
+                Links links = links(A2A_RATE_GBPS);
+                Path run = onlyRun(folder, "slurm-", out);
+                Map<Integer, JsonObject> where = localities(run);
+                assertEquals(NODES, where.values().stream().map(o -> o.get("host").getAsString()).distinct().count(),
+                        "one task on each node: " + where);
+                Map<String, Map<String, Double>> f = figures(run);
+                String context = f + "\n" + links + "\n" + out;
+                double single = f.get("AllToAllBenchmark SinglePin").get("gbps");
+                double multi = f.get("AllToAllBenchmark MultiPin").get("gbps");
+                withinLinks("AllToAll SinglePin", single, 1, A2A_RATE_GBPS, context);
+                withinLinks("AllToAll MultiPin", multi, RAILS, A2A_RATE_GBPS, context);
+                withinLinks("AllToAll SinglePin slowest rank", f.get("AllToAllBenchmark SinglePin").get("slowest_rank_gbps"), 1,
+                        A2A_RATE_GBPS, context);
+                row("AllToAll 512K window 4, 4 nodes (srun)", "SinglePin", 1, single, links.alone()[0], A2A_RATE);
+                row("AllToAll 512K window 4, 4 nodes (srun)", "MultiPin", RAILS, multi, links.together() / RAILS, A2A_RATE);
+                return new Floors.Measured(List.of(
+                        floor("AllToAll SinglePin", single, 0.65, links.alone()[0], "rail 0's goodput alone"),
+                        floor("AllToAll MultiPin", multi, 0.65, links.together(), "both rails' goodput at once")), context);
+            });
         } finally {
             run(60, "testbed", "rate", RATE);
         }
-    }
-
-    /** The README's command: srun -N 4 --ntasks-per-node=2; every node runs two ranks. */
-    @Test
-    void srunTwoTasksPerNodeRunsOnEveryNode() throws Exception {
-        assumeUp();
-        Path log = results.resolve("srun-8.out");
-        Process p = onNode(TB + "-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())), List.of("srun", "-N",
-                Integer.toString(NODES), "--ntasks-per-node=2", "--overcommit", "bash", Testbed.SCRIPT.toString(), "AllToAllBenchmark",
-                "-p", "config=SinglePin", "-p", "size=64K", "-wi", "1", "-w", "500ms", "-i", "1", "-r", "1s", "-f", "1"), log);
-        int code = Ranks.awaitExit(p, log, 400);
-        String out = Files.readString(log);
-        assertEquals(0, code, out);
-        Map<Integer, JsonObject> where = localities(onlyRun("slurm-", out));
-        assertEquals(2 * NODES, where.size(), where.toString());
-        Map<String, Long> perHost = new TreeMap<>();
-        where.values().forEach(o -> perHost.merge(o.get("host").getAsString(), 1L, Long::sum));
-        assertEquals(Map.of(TB + "-n1", 2L, TB + "-n2", 2L, TB + "-n3", 2L, TB + "-n4", 2L), perHost, where.toString());
     }
 
     @Test
@@ -407,6 +439,10 @@ class ClusterInABoxIT {
     }
 
     private Path onlyRun(String prefix, String log) throws IOException {
+        return onlyRun(results, prefix, log);
+    }
+
+    private static Path onlyRun(Path results, String prefix, String log) throws IOException {
         try (Stream<Path> s = Files.list(results)) {
             List<Path> runs = s.filter(p -> Files.isDirectory(p) && p.getFileName().toString().startsWith(prefix)).toList();
             assertEquals(1, runs.size(), "one run folder named " + prefix + "*: " + runs + "\n" + log);

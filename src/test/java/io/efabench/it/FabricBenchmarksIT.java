@@ -21,7 +21,8 @@ import com.google.gson.JsonParser;
 /**
  * Real multi-process rank groups (2 and 4 ranks) over tcp and shm run every config at small
  * sizes; every iteration ends with a checked round in which every byte is verified, so a
- * zero exit code means the data arrived intact.
+ * zero exit code means the data arrived intact. The config matrices run their trials in each
+ * rank's JVM ({@link Ranks#quickInProcess}); the modes test forks, twice a run.
  */
 class FabricBenchmarksIT {
 
@@ -31,7 +32,7 @@ class FabricBenchmarksIT {
     @ParameterizedTest(name = "{0} ranks over {1}")
     @CsvSource({"2, tcp", "4, tcp", "2, shm", "4, shm"})
     void sendRecvRunsAndVerifies(int ranks, String provider) throws Exception {
-        JsonArray results = run(ranks, provider, Ranks.quick("SendRecvBenchmark", "-p", "size=4K,64K",
+        JsonArray results = run(ranks, provider, Ranks.quickInProcess("SendRecvBenchmark", "-p", "size=4K,64K",
                 "-p", "config=SingleHost"));
         assertEquals(2, results.size());
         for (JsonElement e : results) {
@@ -42,7 +43,7 @@ class FabricBenchmarksIT {
     @ParameterizedTest(name = "{0} ranks over {1}")
     @CsvSource({"2, tcp", "4, tcp", "2, shm", "4, shm"})
     void writeRunsEveryConfigAndVerifies(int ranks, String provider) throws Exception {
-        JsonArray results = run(ranks, provider, Ranks.quick("WriteBenchmark", "-p", "size=64K,1M", "-p", "channels=2",
+        JsonArray results = run(ranks, provider, Ranks.quickInProcess("WriteBenchmark", "-p", "size=64K,1M", "-p", "channels=2",
                 "-p", "config=SinglePin,MultiPin,RoundRobinPin", "-p", "window=1,64"));
         assertEquals(3 * 2 * 2 * 2, results.size(), "3 host configs x 2 completions x 2 sizes x 2 windows");
         for (JsonElement e : results) {

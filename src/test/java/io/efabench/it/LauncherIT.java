@@ -179,7 +179,8 @@ class LauncherIT {
      */
     @Test
     void theSeedCommandRunsHereAndPrintsTheSideBySideTable() throws Exception {
-        String[] quick = {"--", "-wi", "0", "-i", "1", "-r", "300ms"};
+        // Each experiment's trials in the ranks' own JVMs: the tables are what this test reads.
+        String[] quick = {"--", "-wi", "0", "-i", "1", "-r", "300ms", "-f", "0"};
         Run sr = launch(Map.of(), concat(new String[] {"seed", "sendrecv", "--sizes", "quick"}, quick));
         assertEquals(0, sr.code, sr.out);
         assertTrue(sr.out.contains("## seed sendrecv: SendRecvBenchmark.pingPong beside the seed's p5.48xlarge table"), sr.out);

@@ -71,6 +71,19 @@ final class Ranks {
     }
 
     /**
+     * As {@link #quick}, but every trial in the rank's own JVM ({@code -f 0}): for the tests that run
+     * a matrix of trials to see each verify, where a fresh JVM per trial and rank (JVM start,
+     * libfabric's init, class loading, JIT) is most of a trial's time: Write's 24 trials at 2 ranks
+     * took 92 s forked and 35 s in process on the 2-core machine. The forked path keeps its tests
+     * (every benchmark forks in the testbed, fault, failure and mode tests).
+     */
+    static List<String> quickInProcess(String... args) {
+        List<String> a = quick(args);
+        a.set(a.indexOf("-f") + 1, "0");
+        return a;
+    }
+
+    /**
      * A free port below the kernel's ephemeral range (32768+), like the launcher's (RunFolder.port): a
      * port from ServerSocket(0) is ephemeral, and the JMH host JVMs of the ranks bind ephemeral
      * ports for their forks while rank 0 is still starting, so one took the rendezvous port once

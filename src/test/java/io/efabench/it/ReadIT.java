@@ -26,7 +26,7 @@ class ReadIT {
 
     @Test
     void everyLayoutReadsAndVerifiesOverShmAndTcp() throws Exception {
-        List<String> shm = Ranks.quick("ReadBenchmark", "-p", "size=64K", "-p", "channels=2", "-p", "window=1,8",
+        List<String> shm = Ranks.quickInProcess("ReadBenchmark", "-p", "size=64K", "-p", "channels=2", "-p", "window=1,8",
                 "-p", "config=SinglePin,MultiPin,RoundRobinPin");
         assertVerified(Ranks.start(tmp.resolve("shm"), 3, "shm", shm, null).awaitClean(300), 6);
         List<String> tcp = Ranks.quick("ReadBenchmark", "-p", "size=1M", "-p", "window=4", "-p", "config=SinglePin");

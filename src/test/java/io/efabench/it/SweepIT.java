@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -28,9 +27,10 @@ import com.google.gson.JsonParser;
  * named unreachable on that rail with the other rail measured, a node killed mid-sweep named
  * within the deadline with the rest reported. Each run's findings come from its sweep.json.
  */
+@org.junit.jupiter.api.extension.ExtendWith(Testbed.Shared.class)
 class SweepIT {
     private static final String TB = Testbed.TB;
-    private static final int NODES = 4;
+    private static final int NODES = Testbed.NODES;
     private static final int TIMEOUT_S = 8;
     private static String skip;
 
@@ -39,13 +39,7 @@ class SweepIT {
 
     @BeforeAll
     static void up() throws Exception {
-        skip = Testbed.upUnlessSkipped(List.of("ip", "tc", "nsenter"), "--nodes", Integer.toString(NODES), "--rails", "2",
-                "--rate", "400mbit");
-    }
-
-    @AfterAll
-    static void down() throws Exception {
-        Testbed.downUnlessSkipped(skip);
+        skip = Testbed.shared(List.of("ip", "tc", "nsenter"), "400mbit");
     }
 
     /** Every NIC back at the rate and up, and no rank left on any node. */

@@ -48,23 +48,64 @@ final class Testbed {
         return null;
     }
 
-    /** Brings the testbed up with {@code upArgs} unless it cannot run here; returns why not, or null. */
-    static String upUnlessSkipped(List<String> tools, String... upArgs) throws Exception {
+    /** The shape of the one testbed every class shares: 4 nodes x 2 rails, Slurm on them where it is installed. */
+    static final int NODES = 4;
+    static final int RAILS = 2;
+    private static final List<String> SLURM = List.of("slurmd", "slurmctld", "srun", "munged");
+    /** Whether this JVM brought the shared testbed up (and {@link Shared} takes it down at the end). */
+    private static boolean sharedUp;
+
+    /**
+     * The testbed for a class that needs {@code tools}: the one this test JVM shares, brought up by the
+     * first class that asks (4 nodes x 2 rails, with Slurm where slurm-wlm and munge are here; about
+     * 10 s), every NIC reshaped to {@code rate} for each class after it. A class mends what it broke
+     * (links down, one NIC reshaped) before it ends; {@link Shared} takes the testbed down when every
+     * test class has run. Returns why it cannot run here, or null.
+     */
+    static synchronized String shared(List<String> tools, String rate) throws Exception {
         String skip = skipReason(tools);
-        if (skip == null) {
-            List<String> args = new ArrayList<>(List.of("testbed", "up"));
-            args.addAll(List.of(upArgs));
-            String out = run(120, args.toArray(String[]::new));
-            org.junit.jupiter.api.Assertions.assertTrue(out.contains("testbed: up:"), out);
+        if (skip != null) {
+            return skip;
         }
-        return skip;
+        if (!sharedUp) {
+            List<String> args = new ArrayList<>(List.of("testbed", "up", "--nodes", Integer.toString(NODES), "--rails",
+                    Integer.toString(RAILS), "--rate", rate));
+            if (SLURM.stream().allMatch(Ranks::onPath)) {
+                args.add("--slurm");
+            }
+            String out = run(180, args.toArray(String[]::new));
+            org.junit.jupiter.api.Assertions.assertTrue(out.contains("testbed: up:"), out);
+            sharedUp = true;
+        } else {
+            String out = run(60, "testbed", "rate", rate);
+            org.junit.jupiter.api.Assertions.assertTrue(out.contains("rate: every NIC at " + rate), out);
+        }
+        return null;
     }
 
-    /** Takes the testbed down (unless it was skipped), asserting nothing of it is left. */
-    static void downUnlessSkipped(String skip) throws Exception {
-        if (skip == null) {
-            String out = run(120, "testbed", "down");
-            org.junit.jupiter.api.Assertions.assertTrue(out.contains("nothing of the testbed is left"), out);
+    /**
+     * Takes the shared testbed down once every test class of this JVM has run (JUnit closes the root
+     * store's resources last), and fails the run if anything of it is left. Each class that uses
+     * {@link #shared} registers it with {@code @ExtendWith(Testbed.Shared.class)}.
+     */
+    static final class Shared implements org.junit.jupiter.api.extension.BeforeAllCallback {
+        @Override
+        public void beforeAll(org.junit.jupiter.api.extension.ExtensionContext context) {
+            context.getRoot().getStore(org.junit.jupiter.api.extension.ExtensionContext.Namespace.GLOBAL).getOrComputeIfAbsent(
+                    Shared.class, k -> (org.junit.jupiter.api.extension.ExtensionContext.Store.CloseableResource) Testbed::downShared);
+        }
+    }
+
+    private static synchronized void downShared() throws Exception {
+        if (!sharedUp) {
+            return;
+        }
+        sharedUp = false;
+        String out = run(120, "testbed", "down");
+        String left = new String(new ProcessBuilder("ip", "netns", "list").start().getInputStream().readAllBytes());
+        if (!out.contains("nothing of the testbed is left")
+                || java.util.regex.Pattern.compile("(?m)^" + TB + "-").matcher(left).results().findAny().isPresent()) {
+            throw new AssertionError("the shared testbed did not come down whole:\n" + out + "\nnamespaces: " + left);
         }
     }
 
@@ -185,11 +226,29 @@ final class Testbed {
         return out;
     }
 
-    /** The processes left in node {@code node}'s network namespace (empty when none). */
+    /**
+     * The processes left in node {@code node}'s network namespace, the testbed's own slurmd aside
+     * (empty when none).
+     */
     static String processesOn(String node) throws Exception {
         Process p = new ProcessBuilder("ip", "netns", "pids", node).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes()).trim();
         p.waitFor();
-        return out;
+        List<String> left = new ArrayList<>();
+        for (String pid : out.split("\\s+")) {
+            if (pid.isEmpty()) {
+                continue;
+            }
+            String comm;
+            try {
+                comm = Files.readString(Path.of("/proc", pid, "comm")).strip();
+            } catch (IOException gone) {
+                continue; // exited between the listing and the read
+            }
+            if (!comm.equals("slurmd")) {
+                left.add(pid + " (" + comm + ")");
+            }
+        }
+        return String.join(" ", left);
     }
 }
