@@ -257,26 +257,9 @@ class ClusterInABoxIT {
     @Test
     void readBetweenTwoNodesHoldsToTheLinkAndStripesOverBothRails() throws Exception {
         assumeUp();
-        String[] nodes = {TB + "-n1", TB + "-n2"};
-        Floors.hold("Read 1M window 8, 2 nodes", ATTEMPTS, attempt -> {
-            String id = "tb-read-" + attempt;
-            int[] codes = torchrun(id, nodes, Map.of(), args("ReadBenchmark", "-p", "config=SinglePin,MultiPin", "-p", "size=1M",
-                    "-p", "window=8"));
-            String log = logs(id);
-            assertEquals(0, codes[0] + codes[1], log);
-            Links links = links(RATE_GBPS);
-            Map<String, Map<String, Double>> f = figures(results.resolve(id));
-            String context = f + "\n" + links + "\n" + log;
-            double single = f.get("ReadBenchmark SinglePin").get("gbps");
-            double multi = f.get("ReadBenchmark MultiPin").get("gbps");
-            withinLinks("Read SinglePin", single, 1, RATE_GBPS, context);
-            withinLinks("Read MultiPin", multi, RAILS, RATE_GBPS, context);
-            row("Read 1M window 8, 2 nodes", "SinglePin", 1, single, links.alone()[0], RATE);
-            row("Read 1M window 8, 2 nodes", "MultiPin", RAILS, multi, links.together() / RAILS, RATE);
-            return new Floors.Measured(List.of(
-                    floor("Read SinglePin", single, 0.85, links.alone()[0], "rail 0's goodput alone"),
-                    floor("Read MultiPin", multi, 0.85, links.together(), "both rails' goodput at once")), context);
-        });
+        Floors.hold("Read 1M window 8, 2 nodes", ATTEMPTS, attempt -> oneRailAndBoth("tb-read-" + attempt,
+                new String[] {TB + "-n1", TB + "-n2"}, args("ReadBenchmark", "-p", "config=SinglePin,MultiPin", "-p", "size=1M",
+                        "-p", "window=8"), "ReadBenchmark SinglePin", "ReadBenchmark MultiPin", "Read", "Read 1M window 8, 2 nodes"));
     }
 
     /**
@@ -286,26 +269,35 @@ class ClusterInABoxIT {
     @Test
     void roundRobinToTwoTargetsUsesBothRails() throws Exception {
         assumeUp();
-        Floors.hold("Write RoundRobinPin 1M window 8, 3 nodes", ATTEMPTS, attempt -> {
-            String id = "tb-roundrobin-" + attempt;
-            int[] codes = torchrun(id, new String[] {TB + "-n1", TB + "-n2", TB + "-n3"}, Map.of(), args("WriteBenchmark", "-p",
-                    "config=SinglePin,RoundRobinPin", "-p", "size=1M", "-p", "window=8", "-p", "completion=remote"));
-            String log = logs(id);
-            assertEquals(0, codes[0] + codes[1] + codes[2], log);
-            Links links = links(RATE_GBPS);
-            Map<String, Map<String, Double>> f = figures(results.resolve(id));
-            String context = f + "\n" + links + "\n" + log;
-            double single = f.get("WriteBenchmark SinglePin remote").get("gbps");
-            double rr = f.get("WriteBenchmark RoundRobinPin remote").get("gbps");
-            withinLinks("Write SinglePin to 2 targets", single, 1, RATE_GBPS, context);
-            withinLinks("Write RoundRobinPin", rr, RAILS, RATE_GBPS, context);
-            row("Write 1M window 8, 3 nodes", "SinglePin remote", 1, single, links.alone()[0], RATE);
-            row("Write 1M window 8, 3 nodes", "RoundRobinPin remote", RAILS, rr, links.together() / RAILS, RATE);
-            return new Floors.Measured(List.of(
-                    floor("Write SinglePin to 2 targets", single, 0.85, links.alone()[0], "rail 0's goodput alone"),
-                    floor("Write RoundRobinPin to 2 targets", rr, 0.85, links.together(), "both rails' goodput at once")),
-                    context);
-        });
+        Floors.hold("Write RoundRobinPin 1M window 8, 3 nodes", ATTEMPTS, attempt -> oneRailAndBoth("tb-roundrobin-" + attempt,
+                new String[] {TB + "-n1", TB + "-n2", TB + "-n3"}, args("WriteBenchmark", "-p", "config=SinglePin,RoundRobinPin",
+                        "-p", "size=1M", "-p", "window=8", "-p", "completion=remote"), "WriteBenchmark SinglePin remote",
+                "WriteBenchmark RoundRobinPin remote", "Write to 2 targets", "Write 1M window 8, 3 nodes"));
+    }
+
+    /**
+     * One torchrun job of a config on rail 0 ({@code one}) and one over both rails ({@code both}),
+     * then the links: each figure within the NICs it used, and its floors (0.85 x rail 0's goodput
+     * alone, 0.85 x both rails' at once).
+     */
+    private Floors.Measured oneRailAndBoth(String id, String[] nodes, List<String> jmh, String one, String both, String what,
+            String table) throws Exception {
+        int[] codes = torchrun(id, nodes, Map.of(), jmh);
+        String log = logs(id);
+        assertEquals(0, java.util.Arrays.stream(codes).map(Math::abs).sum(), log);
+        Links links = links(RATE_GBPS);
+        Map<String, Map<String, Double>> f = figures(results.resolve(id));
+        String context = f + "\n" + links + "\n" + log;
+        double single = f.get(one).get("gbps");
+        double striped = f.get(both).get("gbps");
+        withinLinks(one, single, 1, RATE_GBPS, context);
+        withinLinks(both, striped, RAILS, RATE_GBPS, context);
+        row(table, one.substring(one.indexOf(' ') + 1), 1, single, links.alone()[0], RATE);
+        row(table, both.substring(both.indexOf(' ') + 1), RAILS, striped, links.together() / RAILS, RATE);
+        return new Floors.Measured(List.of(
+                floor(what + " " + one.substring(one.indexOf(' ') + 1), single, 0.85, links.alone()[0], "rail 0's goodput alone"),
+                floor(what + " " + both.substring(both.indexOf(' ') + 1), striped, 0.85, links.together(),
+                        "both rails' goodput at once")), context);
     }
 
     /**
