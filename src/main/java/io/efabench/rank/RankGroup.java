@@ -216,7 +216,7 @@ public final class RankGroup implements AutoCloseable {
                 }
             }
             String f = failure;
-            if (f != null && !f.startsWith("rank " + rank() + " aborted: ") && !mentionsDeadRank(f)) {
+            if (f != null && !f.startsWith(onNode(rank()) + " aborted: ") && !mentionsDeadRank(f)) {
                 s.append("; ").append(f);
             }
         }
@@ -348,9 +348,12 @@ public final class RankGroup implements AutoCloseable {
         }
     }
 
-    /** Fails the group on every rank (best effort) with "rank N aborted: reason". */
+    /**
+     * Fails the group on every rank (best effort) with "rank N (node h) aborted: reason": the peers'
+     * lines name the rank that gave up and its node, as their own deadlines' lines do.
+     */
     public void abort(String reason) {
-        fail("rank " + rank() + " aborted: " + reason, -1);
+        fail(onNode(rank()) + " aborted: " + reason, -1);
     }
 
     /**

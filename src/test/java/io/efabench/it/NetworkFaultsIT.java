@@ -71,7 +71,7 @@ class NetworkFaultsIT {
     /** Two trials: SinglePin finishes before the fault, MultiPin (both rails) meets it. */
     private static List<String> twoTrials() {
         return List.of("WriteBenchmark", "-p", "config=SinglePin,MultiPin", "-p", "size=1M", "-p", "window=8", "-p",
-                "completion=remote", "-wi", "1", "-w", "1s", "-i", "40", "-r", "300ms", "-f", "1");
+                "completion=remote", "-wi", "1", "-w", "1s", "-i", "20", "-r", "300ms", "-f", "1");
     }
 
     /** What a run with a fault left: each rank's exit status and seconds from the fault to its exit, its log. */
@@ -202,7 +202,11 @@ class NetworkFaultsIT {
         Outcome o = withFault(id, twoTrials(), MULTI_RUNNING, 6000,
                 "for n in rail0 rail1 mgmt0; do ip -n " + N2 + " link set $n down; done");
         allFailedInTime(o);
-        says(o, 0, "names rank 1 on its node and both rails' NICs", "rank 1 (node " + N2 + ")", "NIC rail0", "NIC rail1");
+        // Rank 0 names the channels it has work on (one or both, by where in a round the cut
+        // fell): seen from node 1 only those are known; node 2's rank names both NICs down.
+        says(o, 0, "names rank 1 on its node", "rank 1 (node " + N2 + ")");
+        assertTrue(Pattern.compile("NIC rail[01] on " + N2).matcher(o.lines(0)).find(),
+                "rank 0's line names a NIC on " + N2 + " it waits on:\n" + o.all);
         says(o, 1, "names its NICs that are down", "NIC rail0 on " + N2 + " is down", "NIC rail1 on " + N2 + " is down");
         finishedTrialKept(id, o.all);
     }
@@ -237,15 +241,17 @@ class NetworkFaultsIT {
         Matcher m = Pattern.compile("counter packets (\\d+)").matcher(dropped);
         assertTrue(m.find() && Long.parseLong(m.group(1)) > 0, "the rule dropped nothing:\n" + dropped);
         if (o.codes[0] == 0) {
+            assertEquals(0, o.codes[1], "rank 0 finished the lossy run and rank 1 did not:\n" + o.all);
             Map<String, Map<String, Double>> f = Testbed.figures(results.resolve(id));
             Map<String, Double> multi = f.values().iterator().next();
             assertTrue(multi.get("checked_rounds") > 0, "verified rounds: " + f + "\n" + o.all);
             assertTrue(multi.get("gbps") <= 2 * 0.4, "no figure above the links: " + f);
             System.out.println("lossy link (3% on one of two rails, " + m.group(1) + " packets dropped): " + multi);
         } else {
+            // Each rank exited (a rank still running is -1, which a sum of the codes could cancel).
+            allExitedInTime(o);
             assertTrue(o.lines(0).matches("(?s).*(corrupt|verif|check).*"), "a lossy run that fails says why:\n" + o.all);
         }
-        assertEquals(0, o.codes[0] + o.codes[1], o.all);
     }
 
     @Test

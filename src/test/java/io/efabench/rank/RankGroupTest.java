@@ -352,7 +352,7 @@ class RankGroupTest {
         Thread.sleep(200);
         long start = System.nanoTime();
         g.get(1).abort("payload mismatch at round 7 offset 12");
-        String expected = "rank 1 aborted: payload mismatch at round 7 offset 12";
+        String expected = g.get(0).onNode(1) + " aborted: payload mismatch at round 7 offset 12";
         assertEquals("rank 2: barrier \"iteration 3\" failed: " + expected, failure(waiting));
         assertTrue(System.nanoTime() - start < Duration.ofSeconds(3).toNanos());
         for (RankGroup group : g) {
