@@ -30,6 +30,19 @@ final class RobustStats {
         return new RobustStats(m, median(dev), values.length);
     }
 
+    /** The {@code q} quantile (0..1) of {@code values}, linear between order statistics; NaN where there are none. */
+    static double quantile(double[] values, double q) {
+        if (values.length == 0) {
+            return Double.NaN;
+        }
+        double[] s = values.clone();
+        Arrays.sort(s);
+        double at = q * (s.length - 1);
+        int lo = (int) Math.floor(at);
+        int hi = Math.min(lo + 1, s.length - 1);
+        return s[lo] + (at - lo) * (s[hi] - s[lo]);
+    }
+
     static double median(double[] values) {
         double[] s = values.clone();
         Arrays.sort(s);

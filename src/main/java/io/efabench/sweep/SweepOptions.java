@@ -20,20 +20,21 @@ import io.efabench.rank.RankGroup;
  * @param out      where rank 0 writes the findings, matrix and heatmaps (null: results/sweep-TIME)
  */
 public record SweepOptions(int quick, long seed, long size, int window, Duration seconds, Duration timeout, double lineGbps,
-        double lineFraction, double medianFraction, double zLimit, double latencyFactor, Path out) {
+        double lineFraction, double referenceFraction, double zLimit, double latencyFactor, Path out) {
     /** Below this share of the written bytes on the NIC's own counters, the writes took another way (efa: shm). */
     static final double MIN_NIC_BYTES_RATIO = 0.95;
     static final int DEFAULT_TIMEOUT_S = 20;
     static final String USAGE = """
             usage: ./run-jmh.sh sweep [--quick [N]] [--seed S] [--size SIZE] [--window W] [--seconds S]
-                                      [--timeout S] [--line-gbps G] [--line-fraction F] [--median-fraction F] [--z Z]
+                                      [--timeout S] [--line-gbps G] [--line-fraction F] [--reference-fraction F] [--z Z]
                                       [--latency-factor X] [--out DIR]
               --quick [N]          N random perfect matchings (default 3) instead of every pair
               --size SIZE          each write (default 1M); --window W writes in flight (default 8)
               --seconds S          each direction's timed writes (default 1)
               --timeout S          every wait's deadline (default EFABENCH_TIMEOUT_S, else 20)
               --line-gbps G        one NIC's line rate: below --line-fraction of it (default 0.9) is flagged
-              --median-fraction F  below F of the rail's median (default 0.75) is flagged, with --z
+              --reference-fraction F  below F of the rail's reference, the upper quartile of its NICs'
+                                   best figures (default 0.75), is flagged, with --z
               --z Z                robust z-score beyond Z (default 3.5; asked from 8 NICs a rail)
               --latency-factor X   a round trip's p50 above X times the rail's median (default 2)
             exit status: 0 nothing flagged, 1 something named, 2 bad input""";
@@ -46,7 +47,7 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
         double seconds = 1;
         double line = 0;
         double lineFraction = Thresholds.LINE_FRACTION;
-        double medianFraction = Thresholds.MEDIAN_FRACTION;
+        double referenceFraction = Thresholds.REFERENCE_FRACTION;
         double z = Thresholds.Z_LIMIT;
         double latency = Thresholds.LATENCY_FACTOR;
         Path out = null;
@@ -67,7 +68,7 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
                 case "--seconds" -> seconds = number(a, value(args, ++i, a), 0.05, 3600);
                 case "--line-gbps" -> line = number(a, value(args, ++i, a), 0, 1e6);
                 case "--line-fraction" -> lineFraction = number(a, value(args, ++i, a), 0, 1);
-                case "--median-fraction" -> medianFraction = number(a, value(args, ++i, a), 0, 1);
+                case "--reference-fraction" -> referenceFraction = number(a, value(args, ++i, a), 0, 1);
                 case "--z" -> z = number(a, value(args, ++i, a), 0, 100);
                 case "--latency-factor" -> latency = number(a, value(args, ++i, a), 1, 1000);
                 case "--out" -> out = Path.of(value(args, ++i, a));
@@ -77,7 +78,7 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
         }
         return new SweepOptions(quick, seed, size, window, Duration.ofMillis((long) (seconds * 1000)),
                 Duration.ofMillis((long) (timeout * 1000)),
-                line, lineFraction, medianFraction, z, latency, out);
+                line, lineFraction, referenceFraction, z, latency, out);
     }
 
     /**
@@ -85,7 +86,7 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
      * with {@code sharedCpus} round trips are not judged (an infinite latency factor).
      */
     Thresholds thresholds(double knownLineGbps, boolean sharedCpus) {
-        return new Thresholds(lineGbps > 0 ? lineGbps : knownLineGbps, lineFraction, medianFraction, zLimit,
+        return new Thresholds(lineGbps > 0 ? lineGbps : knownLineGbps, lineFraction, referenceFraction, zLimit,
                 sharedCpus ? Double.POSITIVE_INFINITY : latencyFactor);
     }
 

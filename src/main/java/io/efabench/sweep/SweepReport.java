@@ -53,8 +53,8 @@ final class SweepReport {
         b.append(String.format(Locale.ROOT, "sweep: %d nodes x %d rails, %d pairs, %d measurements, %.0f s%n", fleet.nodes(),
                 fleet.rails(), pairs, links.size(), wallSeconds));
         for (int k = 0; k < fleet.rails(); k++) {
-            b.append(String.format(Locale.ROOT, "  rail %d: median %.3f Gbps, round trip p50 %.1f us%n", k, judge.railMedianGbps(k),
-                    judge.railMedianP50us(k)));
+            b.append(String.format(Locale.ROOT, "  rail %d: median %.3f Gbps, reference %.3f Gbps, round trip p50 %.1f us%n", k,
+                    judge.railMedianGbps(k), judge.railReferenceGbps(k), judge.railMedianP50us(k)));
         }
         if (findings.isEmpty()) {
             b.append("sweep: nothing flagged\n");
@@ -62,13 +62,13 @@ final class SweepReport {
         }
         b.append("sweep: ").append(findings.size()).append(findings.size() == 1 ? " finding" : " findings").append(", worst first\n");
         b.append(String.format(Locale.ROOT, "  %-2s %-6s %-18s %-5s %-28s %-12s %-12s %s%n", "#", "what", "node", "rail", "NIC", "figure",
-                "median", "why"));
+                "reference", "why"));
         int i = 1;
         for (Finding f : findings) {
             String node = f.node() >= 0 ? fleet.hosts().get(f.node()) : "-";
             String nic = f.node() >= 0 && f.rail() >= 0 ? fleet.nic(f.node(), f.rail()) : "-";
             b.append(String.format(Locale.ROOT, "  %-2d %-6s %-18s %-5s %-28s %-12s %-12s %s%n", i++, f.kind(), node,
-                    f.rail() >= 0 ? Integer.toString(f.rail()) : "all", nic, gbps(f.figure()), gbps(f.median()), names(fleet, f.why())));
+                    f.rail() >= 0 ? Integer.toString(f.rail()) : "all", nic, gbps(f.figure()), gbps(f.reference()), names(fleet, f.why())));
         }
         return b.toString();
     }
@@ -107,7 +107,7 @@ final class SweepReport {
         Thresholds th = judge.thresholds();
         opts.addProperty("line_gbps", th.lineGbps());
         opts.addProperty("line_fraction", th.lineFraction());
-        opts.addProperty("median_fraction", th.medianFraction());
+        opts.addProperty("reference_fraction", th.referenceFraction());
         opts.addProperty("z_limit", th.zLimit());
         opts.addProperty("latency_factor", th.latencyFactor());
         root.add("options", opts);
@@ -130,6 +130,7 @@ final class SweepReport {
             JsonObject m = new JsonObject();
             m.addProperty("rail", k);
             m.addProperty("median_gbps", judge.railMedianGbps(k));
+            m.addProperty("reference_gbps", judge.railReferenceGbps(k));
             m.addProperty("median_rtt_p50_us", judge.railMedianP50us(k));
             medians.add(m);
         }
@@ -170,7 +171,7 @@ final class SweepReport {
                 j.addProperty("partner", f.partner());
             }
             number(j, "figure_gbps", f.figure());
-            number(j, "median_gbps", f.median());
+            number(j, "reference_gbps", f.reference());
             j.addProperty("why", f.why());
             fs.add(j);
         }

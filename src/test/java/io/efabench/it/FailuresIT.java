@@ -121,8 +121,12 @@ class FailuresIT {
     @Test
     void takenMasterPort() throws Exception {
         try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-            Ranks r = Ranks.start(tmp, 2, "tcp", Ranks.quick("SendRecvBenchmark", "-p", "size=4K"),
-                    (rank, cmd, env) -> env.put("MASTER_PORT", Integer.toString(taken.getLocalPort())));
+            // Rank 1 connects to the taken port's backlog and waits for an answer that never comes:
+            // its deadline, 5 s here (the default 20 s was 20 of this test's 32).
+            Ranks r = Ranks.start(tmp, 2, "tcp", Ranks.quick("SendRecvBenchmark", "-p", "size=4K"), (rank, cmd, env) -> {
+                env.put("MASTER_PORT", Integer.toString(taken.getLocalPort()));
+                env.put("EFABENCH_TIMEOUT_S", "5");
+            });
             Integer[] codes = r.await(120);
             assertNotNull(codes[0], r.allLogs());
             assertNotEquals(0, codes[0]);

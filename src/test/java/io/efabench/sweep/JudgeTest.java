@@ -143,7 +143,9 @@ class JudgeTest {
             }
         }
         Judge first = new Judge(4, 2, Thresholds.defaults(0), links, Map.of());
-        assertTrue(first.findings().stream().allMatch(x -> x.kind() == Kind.PAIR), first.findings().toString());
+        // The first pass alone cannot tell which end: pairs, and at least one (allMatch holds on none).
+        assertTrue(!first.findings().isEmpty() && first.findings().stream().allMatch(x -> x.kind() == Kind.PAIR),
+                first.findings().toString());
         List<List<Judge.Retest>> again = first.retests();
         for (List<Judge.Retest> round : again) {
             for (Judge.Retest r : round) {

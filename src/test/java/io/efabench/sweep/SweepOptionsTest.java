@@ -16,7 +16,7 @@ class SweepOptionsTest {
         assertEquals(1 << 20, o.size());
         Thresholds t = o.thresholds(0, false);
         assertEquals(Thresholds.LINE_FRACTION, t.lineFraction());
-        assertEquals(Thresholds.MEDIAN_FRACTION, t.medianFraction());
+        assertEquals(Thresholds.REFERENCE_FRACTION, t.referenceFraction());
         assertEquals(Thresholds.Z_LIMIT, t.zLimit());
         assertEquals(Thresholds.LATENCY_FACTOR, t.latencyFactor());
     }
@@ -34,7 +34,7 @@ class SweepOptionsTest {
 
     @Test
     void badInputIsOneLine() {
-        for (List<String> bad : List.of(List.of("--size", "12Q"), List.of("--quick", "0"), List.of("--median-fraction", "2"),
+        for (List<String> bad : List.of(List.of("--size", "12Q"), List.of("--quick", "0"), List.of("--reference-fraction", "2"),
                 List.of("--frobnicate"), List.of("--seconds"))) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> SweepOptions.parse(bad.toArray(String[]::new)), bad.toString());
