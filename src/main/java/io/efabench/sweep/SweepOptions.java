@@ -47,7 +47,7 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
         double seconds = 1;
         double line = 0;
         double lineFraction = Thresholds.LINE_FRACTION;
-        double referenceFraction = Thresholds.REFERENCE_FRACTION;
+        double referenceFraction = Double.NaN; // not given: the default for the CPUs (thresholds)
         double z = Thresholds.Z_LIMIT;
         double latency = Thresholds.LATENCY_FACTOR;
         Path out = null;
@@ -83,10 +83,14 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
 
     /**
      * The thresholds the judgement applies: {@code knownLineGbps} where no --line-gbps was given;
-     * with {@code sharedCpus} round trips are not judged (an infinite latency factor).
+     * with {@code sharedCpus} round trips are not judged (an infinite latency factor) and, where
+     * no --reference-fraction was given, the relative floor is
+     * {@link Thresholds#SHARED_CPUS_REFERENCE_FRACTION}.
      */
     Thresholds thresholds(double knownLineGbps, boolean sharedCpus) {
-        return new Thresholds(lineGbps > 0 ? lineGbps : knownLineGbps, lineFraction, referenceFraction, zLimit,
+        double reference = !Double.isNaN(referenceFraction) ? referenceFraction
+                : sharedCpus ? Thresholds.SHARED_CPUS_REFERENCE_FRACTION : Thresholds.REFERENCE_FRACTION;
+        return new Thresholds(lineGbps > 0 ? lineGbps : knownLineGbps, lineFraction, reference, zLimit,
                 sharedCpus ? Double.POSITIVE_INFINITY : latencyFactor);
     }
 

@@ -22,6 +22,14 @@ class SweepOptionsTest {
     }
 
     @Test
+    void sharedCpusLowerTheRelativeFloorUnlessOneIsGiven() {
+        assertEquals(Thresholds.SHARED_CPUS_REFERENCE_FRACTION, SweepOptions.parse(new String[0]).thresholds(0, true)
+                .referenceFraction());
+        assertEquals(0.8, SweepOptions.parse(new String[] {"--reference-fraction", "0.8"}).thresholds(0, true)
+                .referenceFraction());
+    }
+
+    @Test
     void quickTakesAnOptionalCountAndSizesTheirUnits() {
         assertEquals(3, SweepOptions.parse(new String[] {"--quick"}).quick());
         SweepOptions o = SweepOptions.parse(new String[] {"--quick", "5", "--size", "64K", "--line-gbps", "100"});
