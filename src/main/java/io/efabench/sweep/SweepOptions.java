@@ -34,7 +34,8 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
               --timeout S          every wait's deadline (default EFABENCH_TIMEOUT_S, else 20)
               --line-gbps G        one NIC's line rate: below --line-fraction of it (default 0.9) is flagged
               --reference-fraction F  below F of the rail's reference, the upper quartile of its NICs'
-                                   best figures (default 0.75), is flagged, with --z
+                                   best figures (default 0.75; 0.6 where the ranks share CPUs,
+                                   EFABENCH_YIELD=1), is flagged, with --z
               --z Z                robust z-score beyond Z (default 3.5; asked from 8 NICs a rail)
               --latency-factor X   a round trip's p50 above X times the rail's median (default 2)
             exit status: 0 nothing flagged, 1 something named, 2 bad input""";
@@ -69,6 +70,9 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
                 case "--line-gbps" -> line = number(a, value(args, ++i, a), 0, 1e6);
                 case "--line-fraction" -> lineFraction = number(a, value(args, ++i, a), 0, 1);
                 case "--reference-fraction" -> referenceFraction = number(a, value(args, ++i, a), 0, 1);
+                case "--median-fraction" -> throw new IllegalArgumentException("sweep: --median-fraction is now"
+                        + " --reference-fraction: the floor is a fraction of the rail's reference, the upper quartile of its"
+                        + " NICs' best figures, no longer of their median");
                 case "--z" -> z = number(a, value(args, ++i, a), 0, 100);
                 case "--latency-factor" -> latency = number(a, value(args, ++i, a), 1, 1000);
                 case "--out" -> out = Path.of(value(args, ++i, a));
