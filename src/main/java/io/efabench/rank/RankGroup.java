@@ -216,7 +216,7 @@ public final class RankGroup implements AutoCloseable {
                 }
             }
             String f = failure;
-            if (f != null && !f.startsWith(onNode(rank()) + " aborted: ") && !mentionsDeadRank(f)) {
+            if (f != null && !f.startsWith(abortedBy(rank())) && !mentionsDeadRank(f)) {
                 s.append("; ").append(f);
             }
         }
@@ -353,7 +353,12 @@ public final class RankGroup implements AutoCloseable {
      * lines name the rank that gave up and its node, as their own deadlines' lines do.
      */
     public void abort(String reason) {
-        fail(onNode(rank()) + " aborted: " + reason, -1);
+        fail(abortedBy(rank()) + reason, -1);
+    }
+
+    /** How an abort by {@code rank} begins: "rank 1 (node h) aborted: ". */
+    private String abortedBy(int rank) {
+        return onNode(rank) + " aborted: ";
     }
 
     /**

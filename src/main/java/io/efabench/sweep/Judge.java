@@ -22,7 +22,6 @@ public final class Judge {
     private final int nodes;
     private final int rails;
     private final Thresholds th;
-    private final List<LinkResult> links;
     /** Each rail's links, in the order given: every per-rail question scans only its rail's. */
     private final List<List<LinkResult>> byRail;
     private final Map<Integer, String> dead;
@@ -53,13 +52,12 @@ public final class Judge {
         this.nodes = nodes;
         this.rails = rails;
         this.th = th;
-        this.links = List.copyOf(links);
         this.dead = Map.copyOf(dead);
         List<List<LinkResult>> split = new ArrayList<>();
         for (int k = 0; k < rails; k++) {
             split.add(new ArrayList<>());
         }
-        for (LinkResult l : this.links) {
+        for (LinkResult l : links) {
             if (l.rail() < rails) {
                 split.get(l.rail()).add(l);
             }
@@ -74,7 +72,7 @@ public final class Judge {
         int withData = 0;
         // The reference is the first pass's: the second pass confirms or clears its flags, it
         // does not move the bar under flags it never re-measured.
-        boolean firstPassOnly = this.links.stream().anyMatch(l -> !l.retest());
+        boolean firstPassOnly = links.stream().anyMatch(l -> !l.retest());
         for (int k = 0; k < rails; k++) {
             // The reference is each NIC's best figure, not every link's: a bad NIC is in 2/n of the
             // links (half of them at 4 nodes), but in only one of n best figures.
@@ -163,7 +161,7 @@ public final class Judge {
             return l.b() + "->" + l.a() + " " + ba;
         }
         RobustStats s = latency[k];
-        if (l.p50us() > th.latencyFactor() * s.median && zHolds(k, linkLatency[k].z(l.p50us()))) {
+        if (l.p50us() > th.latencyFactor() * s.median && zHolds(k, linkLatency[k].z(l.p50us()), th.zLimit())) {
             return String.format("round trip p50 %.1f us > %.1f x the rail's median %.1f us", l.p50us(), th.latencyFactor(), s.median);
         }
         return null;
@@ -171,12 +169,12 @@ public final class Judge {
 
     /**
      * Whether a figure {@code z} robust deviations (of rail {@code k}'s link figures) on the bad
-     * side is beyond the limit; with fewer than {@link Thresholds#Z_MIN_FIGURES} NICs on the rail a
-     * MAD means little (a quick pass at 4 nodes has two NICs of a slow pair among four), and the
-     * floors judge alone.
+     * side is beyond {@code limit}; with fewer than {@link Thresholds#Z_MIN_FIGURES} NICs on the
+     * rail a MAD means little (a quick pass at 4 nodes has two NICs of a slow pair among four), and
+     * the floors judge alone.
      */
-    private boolean zHolds(int k, double z) {
-        return bandwidth[k].count < Thresholds.Z_MIN_FIGURES || z > th.zLimit();
+    private boolean zHolds(int k, double z, double limit) {
+        return bandwidth[k].count < Thresholds.Z_MIN_FIGURES || z > limit;
     }
 
     /**
@@ -190,11 +188,10 @@ public final class Judge {
     private String flagBandwidth(double gbps, int k) {
         double lineFloor = th.lineFraction() * th.lineGbps();
         if (th.lineGbps() > 0 && !slowRail[k] && gbps < lineFloor && (reference[k] < lineFloor
-                || bandwidth[k].count < Thresholds.Z_MIN_FIGURES
-                || -linkBandwidth[k].z(gbps) > th.zLimit() + Thresholds.LINE_Z_MARGIN)) {
+                || zHolds(k, -linkBandwidth[k].z(gbps), th.zLimit() + Thresholds.LINE_Z_MARGIN))) {
             return String.format("%.3f Gbps < %.0f%% of the %.3f Gbps line rate", gbps, 100 * th.lineFraction(), th.lineGbps());
         }
-        if (gbps < th.referenceFraction() * reference[k] && zHolds(k, -linkBandwidth[k].z(gbps))) {
+        if (gbps < th.referenceFraction() * reference[k] && zHolds(k, -linkBandwidth[k].z(gbps), th.zLimit())) {
             return String.format("%.3f Gbps < %.0f%% of the rail's reference %.3f Gbps", gbps, 100 * th.referenceFraction(),
                     reference[k]);
         }

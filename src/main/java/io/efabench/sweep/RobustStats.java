@@ -44,10 +44,7 @@ final class RobustStats {
     }
 
     static double median(double[] values) {
-        double[] s = values.clone();
-        Arrays.sort(s);
-        int n = s.length;
-        return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+        return quantile(values, 0.5);
     }
 
     /** The robust z-score of {@code x}; +-infinity where the MAD is 0 and x differs from the median. */

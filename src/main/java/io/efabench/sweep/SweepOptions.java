@@ -17,6 +17,7 @@ import io.efabench.rank.RankGroup;
  * @param timeout  every wait's deadline (--timeout, else EFABENCH_TIMEOUT_S, else {@value #DEFAULT_TIMEOUT_S} s: a
  *                 sweep waits on many pairs, and a dead link should cost seconds, not a benchmark's minute)
  * @param lineGbps one NIC's line rate (0: what {@link Fleet#knownLineGbps} knows, often nothing)
+ * @param referenceFraction --reference-fraction; NaN where not given ({@link #thresholds} picks the default)
  * @param out      where rank 0 writes the findings, matrix and heatmaps (null: results/sweep-TIME)
  */
 public record SweepOptions(int quick, long seed, long size, int window, Duration seconds, Duration timeout, double lineGbps,

@@ -13,29 +13,20 @@ final class FleetScenarios {
     /** One drawn fleet's fault and the findings it calls for ("KIND node rail", as {@link FleetSimulator#label}). */
     record Case(Fault fault, List<String> expected) {}
 
-    /** A kind of fault; {@link #draw} picks where it strikes. */
-    interface Scenario {
-        String name();
-
+    /** Where a fault strikes in a fleet of {@code nodes} x {@code rails}, drawn from {@code pick}. */
+    interface Drawer {
         Case draw(int nodes, int rails, Random pick);
+    }
+
+    /** A kind of fault, named, and how one fleet's is drawn. */
+    record Scenario(String name, Drawer drawer) {
+        Case draw(int nodes, int rails, Random pick) {
+            return drawer.draw(nodes, rails, pick);
+        }
     }
 
     private static Scenario of(String name, Drawer d) {
-        return new Scenario() {
-            @Override
-            public String name() {
-                return name;
-            }
-
-            @Override
-            public Case draw(int nodes, int rails, Random pick) {
-                return d.draw(nodes, rails, pick);
-            }
-        };
-    }
-
-    private interface Drawer {
-        Case draw(int nodes, int rails, Random pick);
+        return new Scenario(name, d);
     }
 
     static Scenario clean() {

@@ -22,10 +22,6 @@ final class FleetSimulation {
     /** One scenario's fleets: how many were named exactly, with extras, or missed, and an example of each miss. */
     record Tally(String scenario, int nodes, int rails, Plan plan, Model model, boolean lineKnown, int fleets, int exact,
             int extra, int missed, double measurements, List<String> examples) {
-        double exactShare() {
-            return (double) exact / fleets;
-        }
-
         String row() {
             return String.format(Locale.ROOT, "| %s | %d x %d | %s | %.0f%% | %s | %d | %.1f%% | %.1f%% | %.1f%% | %.0f |", scenario,
                     nodes, rails, plan, 100 * model.spread(), lineKnown ? String.format(Locale.ROOT, "%.2f of %.0f",

@@ -76,7 +76,7 @@ final class FleetSimulator {
         double[][] nic = new double[nodes][rails];
         for (int i = 0; i < nodes; i++) {
             for (int k = 0; k < rails; k++) {
-                nic[i][k] = Math.max(0.05, 1 + part * gaussian(random));
+                nic[i][k] = Math.max(0.05, 1 + part * random.nextGaussian());
             }
         }
         List<LinkResult> links = new ArrayList<>();
@@ -104,16 +104,13 @@ final class FleetSimulator {
             return LinkResult.failed(a, b, k, "simulated: unreachable", retest);
         }
         double both = model.lineGbps() * model.level() * Math.min(nic[a][k], nic[b][k]) * f;
-        double ab = both * Math.max(0.05, 1 + part * gaussian(random));
-        double ba = both * Math.max(0.05, 1 + part * gaussian(random));
+        double ab = both * Math.max(0.05, 1 + part * random.nextGaussian());
+        double ba = both * Math.max(0.05, 1 + part * random.nextGaussian());
         double slowerRtt = Math.max(fault.latency(a, k), fault.latency(b, k));
-        double p50 = model.p50us() * slowerRtt * Math.max(0.05, 1 + part * gaussian(random));
+        double p50 = model.p50us() * slowerRtt * Math.max(0.05, 1 + part * random.nextGaussian());
         return new LinkResult(a, b, k, ab, ba, p50, 1.5 * p50, null, retest);
     }
 
-    private static double gaussian(SplittableRandom random) {
-        return random.nextGaussian();
-    }
 
     /** What one swept fleet named, and how many measurements each pass took. */
     record Outcome(List<Finding> findings, int firstPass, int secondPass) {

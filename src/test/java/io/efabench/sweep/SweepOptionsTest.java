@@ -27,9 +27,9 @@ class SweepOptionsTest {
                 .referenceFraction());
         assertEquals(0.8, SweepOptions.parse(new String[] {"--reference-fraction", "0.8"}).thresholds(0, true)
                 .referenceFraction());
-        IllegalArgumentException renamed = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+        IllegalArgumentException renamed = assertThrows(IllegalArgumentException.class,
                 () -> SweepOptions.parse(new String[] {"--median-fraction", "0.8"}));
-        org.junit.jupiter.api.Assertions.assertTrue(renamed.getMessage().contains("--reference-fraction"), renamed.getMessage());
+        assertTrue(renamed.getMessage().contains("--reference-fraction"), renamed.getMessage());
     }
 
     @Test
