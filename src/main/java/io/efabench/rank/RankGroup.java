@@ -9,6 +9,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.IntFunction;
 
 /**
  * The ranks of one job, joined over a TCP rendezvous hosted by rank 0 (a star: followers talk
@@ -46,6 +47,8 @@ public final class RankGroup implements AutoCloseable {
     private final java.util.concurrent.atomic.AtomicReferenceArray<Note> notes;
     /** Published failure reason: what checkAlive() and the waits throw. */
     private volatile String failure;
+    /** What a wait on the group that ran out appends about this rank's links ({@link #explainTimeoutsWith}). */
+    private volatile IntFunction<String> timeoutContext = peer -> "";
 
     /** Serialises collectives on this rank, so two threads cannot interleave their frames. */
     private final Object collectiveLock = new Object();
@@ -303,6 +306,46 @@ public final class RankGroup implements AutoCloseable {
 
     private record Note(String text, long at) {}
 
+    /**
+     * Lets the layer above (a trial, which knows its NICs) say what this rank's links look like
+     * when a wait on the group runs out: a node cut off from the network runs out in an allgather
+     * as often as in a fabric wait, and its line should name its NICs that are down either way.
+     * {@code context} gets the peer waited on (-1: several) and returns text starting "; ", or "";
+     * null restores the default (nothing).
+     */
+    public void explainTimeoutsWith(IntFunction<String> context) {
+        timeoutContext = context == null ? peer -> "" : context;
+    }
+
+    /**
+     * "; this rank's socket to rank 0 leaves through NIC mgmt0 (198.19.0.2), whose link is down"
+     * (said only when it is down), then the context the layer above gives: what a timed-out wait
+     * on {@code peer} (-1: several) appends. Asks the socket, not the name service, so it cannot
+     * block on a name.
+     */
+    private String timeoutContext(int peer) {
+        StringBuilder b = new StringBuilder();
+        Link link = peer >= 0 && peer < links.length ? links[peer] : null;
+        if (link != null) {
+            try {
+                java.net.InetAddress local = link.socket().getLocalAddress();
+                java.net.NetworkInterface nic = java.net.NetworkInterface.getByInetAddress(local);
+                if (nic != null && !nic.isUp()) {
+                    b.append("; this rank's socket to rank ").append(peer).append(" leaves through NIC ")
+                            .append(nic.getName()).append(" (").append(local.getHostAddress()).append("), whose link is down");
+                }
+            } catch (java.io.IOException | RuntimeException e) {
+                // the line goes out without it
+            }
+        }
+        try {
+            b.append(timeoutContext.apply(peer));
+        } catch (RuntimeException e) {
+            b.append("; (what this rank's links look like could not be read: ").append(e).append(')');
+        }
+        return b.toString();
+    }
+
     /** The latest value of {@code slot}, or Long.MIN_VALUE before the first signal. A volatile read. */
     public long signalled(int slot) {
         return signals.get(slot);
@@ -335,7 +378,7 @@ public final class RankGroup implements AutoCloseable {
                 waitNanos(remaining);
             }
         }
-        throw failed(timedOut, -1);
+        throw failed(timedOut + timeoutContext(0), -1);
     }
 
     /**
@@ -424,6 +467,7 @@ public final class RankGroup implements AutoCloseable {
         byte[][] all = new byte[size()][];
         all[0] = my.payload();
         String error = null;
+        int timedOutOn = Integer.MIN_VALUE;
         synchronized (lock) {
             while (error == null) {
                 throwIfFailed(my.describe());
@@ -445,8 +489,11 @@ public final class RankGroup implements AutoCloseable {
                 }
                 long remaining = deadline - System.nanoTime();
                 if (remaining <= 0) {
-                    error = "rank 0: " + my.describe() + ": ranks " + missing + " did not arrive within "
+                    String who = missing.size() == 1 ? "rank " + missing.get(0) + " (node " + host(missing.get(0)) + ")"
+                            : "ranks " + missing;
+                    error = "rank 0: " + my.describe() + ": " + who + " did not arrive within "
                             + Rendezvous.seconds(timeout) + " (arrived: " + arrivedList(missing) + ")";
+                    timedOutOn = missing.size() == 1 ? missing.get(0) : -1;
                     break;
                 }
                 waitNanos(remaining);
@@ -459,7 +506,7 @@ public final class RankGroup implements AutoCloseable {
             }
         }
         if (error != null) {
-            throw failed(error, -1);
+            throw failed(timedOutOn == Integer.MIN_VALUE ? error : error + timeoutContext(timedOutOn), -1);
         }
         byte op = my.op();
         byte[] body = Link.body(out -> {
@@ -512,7 +559,7 @@ public final class RankGroup implements AutoCloseable {
         }
         if (reply == null) {
             throw failed(prefix() + my.describe() + ": no answer from rank 0 (leader) within "
-                    + Rendezvous.seconds(timeout), -1);
+                    + Rendezvous.seconds(timeout) + timeoutContext(0), -1);
         }
         if (reply.seq() != my.seq()) {
             throw failed(prefix() + my.describe() + " is collective #" + my.seq() + " but rank 0 answered #"

@@ -318,12 +318,45 @@ class RankGroupTest {
             g.get(1).barrier("iteration 2", LONG);
             return null;
         });
-        String expected = "rank 0: barrier \"iteration 2\": ranks [2] did not arrive within 0.5 s (arrived: 0, 1)";
+        String expected = "rank 0: barrier \"iteration 2\": rank 2 (node " + g.get(0).host(2)
+                + ") did not arrive within 0.5 s (arrived: 0, 1)";
         assertEquals(expected, failure(leader));
         long start = System.nanoTime();
         assertEquals("rank 1: barrier \"iteration 2\" failed: " + expected, failure(follower));
         assertTrue(System.nanoTime() - start < Duration.ofSeconds(3).toNanos(), "rank 1 waited for its own deadline");
         assertEquals(expected, failureHeardBy(g.get(2), Duration.ofSeconds(3)));
+    }
+
+    /**
+     * A wait on the group that runs out carries what the layer above says of this rank's links
+     * (a node cut off times out in an allgather as often as in a fabric wait), asked for the peer
+     * waited on: rank 0 for a follower, the one missing rank for the leader.
+     */
+    @Test
+    void aTimedOutWaitCarriesWhatTheLayerAboveSaysOfItsLinks() throws Exception {
+        List<RankGroup> g = form(3, "K");
+        for (RankGroup group : g) {
+            group.explainTimeoutsWith(peer -> "; rank " + group.rank() + " asked about " + peer);
+        }
+        String timedOut = assertThrows(RankException.class,
+                () -> g.get(1).awaitSignal(7, 1, Duration.ofMillis(200), "END")).getMessage();
+        assertEquals("rank 1: no signal END (slot 7 >= 1) from rank 0 within 0.2 s (latest: none); rank 1 asked about 0",
+                timedOut);
+        List<RankGroup> h = form(3, "K2");
+        for (RankGroup group : h) {
+            group.explainTimeoutsWith(peer -> "; rank " + group.rank() + " asked about " + peer);
+        }
+        Future<Void> leader = pool.submit(() -> {
+            h.get(0).barrier("iteration 2", SHORT);
+            return null;
+        });
+        Future<Void> follower = pool.submit(() -> {
+            h.get(1).barrier("iteration 2", LONG);
+            return null;
+        });
+        assertEquals("rank 0: barrier \"iteration 2\": rank 2 (node " + h.get(0).host(2) + ") did not arrive within 0.5 s"
+                + " (arrived: 0, 1); rank 0 asked about 2", failure(leader));
+        failure(follower);
     }
 
     @Test

@@ -129,6 +129,8 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
                 myNics[c] = nicOf[c].domainName();
             }
             paths = new TrialPaths(group, myNics, peers.nics(), mine.size(), Sysfs.fromEnvironment(), timeout);
+            // A node cut off runs out in an allgather as often as in a fabric wait: either line names its NICs.
+            group.explainTimeoutsWith(paths::report);
             if (TestHooks.integer("EFABENCH_TEST_EQ_ERROR") == 1) {
                 channels[0].reportProviderErrorForTest(5 /* EIO */, 4102);
             }
