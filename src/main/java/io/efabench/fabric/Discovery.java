@@ -7,8 +7,10 @@ import io.efabench.fabric.generated.fi_info;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -158,11 +160,21 @@ public final class Discovery implements AutoCloseable {
         List<NicInfo> nics = new ArrayList<>();
         List<MemorySegment> infos = new ArrayList<>();
         Set<String> domains = new LinkedHashSet<>();
+        // A domain's entry is its first IPv4 one where it has one: tcp lists each NIC again per IPv6
+        // address, and a link-local one (fe80::, on every NIC of a host with IPv6 on) needs a scope
+        // its peers cannot know.
+        Map<String, MemorySegment> ipv4 = new HashMap<>();
+        for (MemorySegment e : entries) {
+            if (FiInfoEntry.sourceIpv4(e) != null) {
+                ipv4.putIfAbsent(FiInfoEntry.domainName(e), e);
+            }
+        }
         for (MemorySegment e : entries) {
             String domain = FiInfoEntry.domainName(e);
             if (domains.add(domain)) {
-                nics.add(FiInfoEntry.nicInfo(nics.size(), e, domain));
-                infos.add(e);
+                MemorySegment chosen = ipv4.getOrDefault(domain, e);
+                nics.add(FiInfoEntry.nicInfo(nics.size(), chosen, domain, FiInfoEntry.sourceIpv4(chosen)));
+                infos.add(chosen);
             }
         }
         return new Discovery(list, nics, infos, path, applies);

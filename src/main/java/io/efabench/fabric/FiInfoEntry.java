@@ -28,7 +28,7 @@ final class FiInfoEntry {
         return Fi.string(fi_fabric_attr.name(fi_info.fabric_attr(e).reinterpret(fi_fabric_attr.sizeof())));
     }
 
-    static NicInfo nicInfo(int index, MemorySegment e, String domain) {
+    static NicInfo nicInfo(int index, MemorySegment e, String domain, String ipv4) {
         MemorySegment fab = fi_info.fabric_attr(e).reinterpret(fi_fabric_attr.sizeof());
         MemorySegment dom = domainAttr(e);
         MemorySegment ep = fi_info.ep_attr(e).reinterpret(fi_ep_attr.sizeof());
@@ -58,7 +58,7 @@ final class FiInfoEntry {
         return new NicInfo(index, Fi.string(fi_fabric_attr.prov_name(fab)), Fi.string(fi_fabric_attr.name(fab)),
                 domain, nicName, speed, fi_domain_attr.mr_mode(dom) & 0xffffffffL, fi_info.mode(e),
                 fi_info.caps(e), fi_domain_attr.cq_data_size(dom), unsignedSize(fi_ep_attr.max_msg_size(ep)),
-                unsignedSize(fi_tx_attr.inject_size(tx)), pci);
+                unsignedSize(fi_tx_attr.inject_size(tx)), pci, ipv4);
     }
 
     /** {@code bus_attr->attr.pci} when the bus is PCI (efa, verbs), else null. */
@@ -97,6 +97,22 @@ final class FiInfoEntry {
     private static final int AF_INET6 = 10;
 
     /** True for a sockaddr source address of 127.0.0.0/8 or ::1. */
+    /** The entry's source address when it is IPv4 ("198.18.1.2"), else null (efa's own format, IPv6, none). */
+    static String sourceIpv4(MemorySegment e) {
+        long len = fi_info.src_addrlen(e);
+        MemorySegment a = fi_info.src_addr(e);
+        int format = fi_info.addr_format(e);
+        if (a.address() == 0 || len < 8 || (format != LibFabric.FI_SOCKADDR() && format != LibFabric.FI_SOCKADDR_IN())) {
+            return null;
+        }
+        a = a.reinterpret(len);
+        if (a.get(ValueLayout.JAVA_SHORT, 0) != AF_INET) {
+            return null;
+        }
+        return (a.get(ValueLayout.JAVA_BYTE, 4) & 0xff) + "." + (a.get(ValueLayout.JAVA_BYTE, 5) & 0xff) + "."
+                + (a.get(ValueLayout.JAVA_BYTE, 6) & 0xff) + "." + (a.get(ValueLayout.JAVA_BYTE, 7) & 0xff);
+    }
+
     static boolean sourceIsLoopback(MemorySegment e) {
         long len = fi_info.src_addrlen(e);
         MemorySegment a = fi_info.src_addr(e);

@@ -18,10 +18,17 @@ import io.efabench.topology.PciAddress;
  * @param maxMsgSize   {@code ep_attr->max_msg_size}
  * @param injectSize   {@code tx_attr->inject_size}
  * @param pci          {@code nic->bus_attr} PCI address, or null when the provider gives none (tcp, shm)
+ * @param ipv4         the NIC's IPv4 source address ("198.18.1.2") from any of its domain's entries, null
+ *                     where the provider addresses it otherwise (efa, shm)
  */
 public record NicInfo(int index, String provider, String fabricName, String domainName, String nicName,
                       long linkSpeedBps, long mrMode, long mode, long caps, long cqDataSize,
-                      long maxMsgSize, long injectSize, PciAddress pci) {
+                      long maxMsgSize, long injectSize, PciAddress pci, String ipv4) {
+
+    /** True for the loopback interface (tcp's {@code lo}): never a NIC between nodes. */
+    public boolean isLoopback() {
+        return ipv4 != null && ipv4.startsWith("127.");
+    }
 
     /** True when the provider granted FI_HMEM (device memory registration) on this NIC. */
     public boolean offersHmem() {

@@ -178,6 +178,20 @@ public final class RankGroup implements AutoCloseable {
         return hosts[rank];
     }
 
+    /**
+     * This rank's address as the group reached it, an IP literal: the local end of its socket to
+     * rank 0 (a follower) or to rank 1 (rank 0: the address the followers connected to); null in
+     * a group of one. Two ranks can meet there without resolving a host name.
+     */
+    public String address() {
+        Link link = isLeader() ? (links.length > 1 ? links[1] : null) : links[0];
+        if (link == null) {
+            return null;
+        }
+        java.net.InetAddress a = link.socket().getLocalAddress();
+        return a == null || a.isAnyLocalAddress() ? null : a.getHostAddress();
+    }
+
     /** "rank 1 (node h)": a peer and its node, for failure and stall lines. */
     public String onNode(int rank) {
         return "rank " + rank + " (node " + hosts[rank] + ")";

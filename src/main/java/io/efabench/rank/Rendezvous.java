@@ -22,7 +22,12 @@ import java.util.List;
 final class Rendezvous {
     /** Followers wait this much longer than rank 0 for WELCOME, so rank 0's reason arrives first. */
     static final long FOLLOWER_GRACE_NANOS = Duration.ofSeconds(2).toNanos();
-    private static final long BACKOFF_MIN_MILLIS = 50;
+    /**
+     * A follower that asks before rank 0 listens (a sweep's pair trials, opened at once on both
+     * nodes) retries after this, doubling: at 50 ms a third of a pair trial's opening was the
+     * follower asleep after rank 0 was ready (the sweep's profile, 2026-12-02).
+     */
+    private static final long BACKOFF_MIN_MILLIS = 5;
     private static final long BACKOFF_MAX_MILLIS = 200;
 
     private Rendezvous() {

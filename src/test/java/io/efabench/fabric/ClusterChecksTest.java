@@ -62,7 +62,7 @@ class ClusterChecksTest {
     }
 
     private static NicInfo nic(long bps) {
-        return new NicInfo(0, "efa", "efa", "rdmap79s0-rdm", "rdmap79s0", bps, 0, 0, 0, 4, 1L << 30, 32, null);
+        return new NicInfo(0, "efa", "efa", "rdmap79s0-rdm", "rdmap79s0", bps, 0, 0, 0, 4, 1L << 30, 32, null, null);
     }
 
     @Test

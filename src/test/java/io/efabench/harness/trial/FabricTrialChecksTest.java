@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 class FabricTrialChecksTest {
 
     private static NicInfo nic(String domain, long bps, String fabric) {
-        return new NicInfo(0, "efa", fabric, domain, domain, bps, 0, 0, 0, 4, 1L << 30, 32, null);
+        return new NicInfo(0, "efa", fabric, domain, domain, bps, 0, 0, 0, 4, 1L << 30, 32, null, null);
     }
 
     @Test
@@ -50,7 +50,7 @@ class FabricTrialChecksTest {
         assertEquals(200, TrialChecks.linkGbps(List.of(nic("rdmap81s0", 200_000_000_000L, "efa")), 0, P5EN));
         assertEquals(0, TrialChecks.linkGbps(List.of(reports100), 0, InstanceType.UNKNOWN));
         assertTrue(TrialChecks.unverifiedLink(reports100, InstanceType.UNKNOWN).contains("unknown instance type"));
-        NicInfo tcp = new NicInfo(0, "tcp", "127.0.0.0/8", "lo", "lo", 100_000_000_000L, 0, 0, 0, 4, 1L << 30, 32, null);
+        NicInfo tcp = new NicInfo(0, "tcp", "127.0.0.0/8", "lo", "lo", 100_000_000_000L, 0, 0, 0, 4, 1L << 30, 32, null, null);
         assertEquals(100, TrialChecks.linkGbps(List.of(tcp), 0, InstanceType.UNKNOWN), "other providers: as reported");
     }
 
