@@ -499,6 +499,10 @@ cmd_sweep() {
     if [[ ${1:-} == --help || ${1:-} == -h ]]; then
         ensure_jar "$build"; exec "$JAVA" -cp "$JAR" io.efabench.sweep.Sweep --help
     fi
+    local arg
+    for arg in "$@"; do  # a plan needs no fleet: Java answers it here, whatever is up
+        [[ $arg == --plan ]] && { ensure_jar "$build"; exec "$JAVA" -cp "$JAR" io.efabench.sweep.Sweep "$@"; }
+    done
     ensure_libfabric "$install"
     ensure_jar "$build"
     preload_jsig

@@ -18,42 +18,53 @@ import io.efabench.topology.InstanceType;
 import io.efabench.topology.Sysfs;
 
 /**
- * The nodes of a sweep as each one told the others: node i is rank i, its host name and, per
- * rail, its NIC's libfabric domain (null where the node lacks it) and how the findings name it.
- * Rail k is the k-th NIC EFABENCH_NICS names (the testbed's rail0, rail1...): a node whose NIC
- * for a rail is not listed by its provider (link down, driver gone) is swept on its other rails
- * and named unreachable on that one. Without EFABENCH_NICS, rail k is every node's k-th NIC as the
- * provider lists them, on the rails all nodes have ({@link #notes} says which NICs were left out).
+ * The nodes of a sweep as each one told the others: node i is rank i, its host name (a label only),
+ * the address the rank group reached it at (where pairs meet: no name is resolved) and, per rail,
+ * its NIC's libfabric domain (null where the node lacks it) and how the findings name it. Which NICs
+ * make a rail is {@link Rails}' answer: EFABENCH_NICS' order where it is set, else subnets (tcp,
+ * verbs) and device order (efa), never loopback. A node whose NIC for a rail is not listed by its
+ * provider (link down, driver gone) is swept on its other rails and named unreachable on that one.
  * One rank per node. {@code lineGbps}: one NIC's line rate where it is known (efa: the instance
  * type's published rate; verbs: the port speed the NICs report), the lowest of all nodes; 0
  * elsewhere (tcp reports its interface's speed, which its goodput does not approach).
  */
-record Fleet(List<String> hosts, List<List<String>> domains, List<List<String>> nics, int rails, String provider,
-        double lineGbps, List<String> notes) {
-    /** A NIC as the findings name it: libfabric domain, and PCI address where the provider gives one. */
-    static String describe(NicInfo n) {
-        return n.domainName() + (n.pci() != null ? " (" + n.pci() + ")" : "");
-    }
+record Fleet(List<String> hosts, List<String> addresses, List<List<String>> domains, List<List<String>> nics,
+        List<String> railKeys, String provider, double lineGbps, List<String> railMap, List<String> notes) {
+    /** Nodes named per rail in the rail map printed first; the whole map is in sweep.json. */
+    static final int RAIL_MAP_NODES = 8;
 
-    /** Every rank's host and NICs, in rank order; a one-line refusal where two ranks share a host or a node has none. */
+    /** Every rank's host and NICs, in rank order; a one-line refusal where two ranks share a host or no rail is left. */
     static Fleet gather(RankGroup world, Duration timeout) {
         List<String> named = NicSelection.fromEnvironment();
         String me;
         try (Discovery d = Discovery.discover(false, NicPath.fromEnvironment(), List.of())) {
-            Map<String, NicInfo> listed = new TreeMap<>();
-            d.nics().forEach(n -> listed.put(n.domainName(), n));
-            List<String> rails = named.isEmpty() ? d.nics().stream().map(NicInfo::domainName).toList() : named;
+            List<Rails.Nic> mine;
             double line = Double.MAX_VALUE;
-            StringBuilder b = new StringBuilder(RankGroup.hostname() + "\t" + d.provider());
-            StringBuilder nics = new StringBuilder();
-            for (String rail : rails) {
-                NicInfo n = listed.get(rail);
-                nics.append('\t').append(n == null ? "" : n.domainName() + "\u0001" + describe(n));
-                if (n != null) {
+            if (named.isEmpty()) {
+                mine = Rails.mine(d.nics());
+            } else {
+                Map<String, NicInfo> listed = new TreeMap<>();
+                d.nics().forEach(n -> listed.put(n.domainName(), n));
+                mine = new ArrayList<>();
+                for (String name : named) {
+                    NicInfo n = listed.get(name);
+                    if (n != null) {
+                        mine.add(new Rails.Nic(n.domainName(), Rails.describe(n), name, n.ipv4()));
+                    }
+                }
+            }
+            for (NicInfo n : d.nics()) {
+                if (mine.stream().anyMatch(x -> x.domain().equals(n.domainName()))) {
                     line = Math.min(line, knownLineGbps(n));
                 }
             }
-            me = b.append('\t').append(line == Double.MAX_VALUE ? 0 : line).append(nics).toString();
+            StringBuilder b = new StringBuilder(RankGroup.hostname() + "\t" + d.provider() + "\t"
+                    + (line == Double.MAX_VALUE ? 0 : line) + "\t" + orDash(world.address()));
+            for (Rails.Nic n : mine) {
+                b.append('\t').append(n.domain()).append(FIELD).append(n.described()).append(FIELD).append(n.key())
+                        .append(FIELD).append(orDash(n.address()));
+            }
+            me = b.toString();
         } catch (FabricException e) {
             // Told to the others rather than thrown here: every node's line is then said at once.
             me = "!" + RankGroup.hostname() + ": " + e.getMessage().replace('\t', ' ');
@@ -65,8 +76,8 @@ record Fleet(List<String> hosts, List<List<String>> domains, List<List<String>> 
             throw new IllegalArgumentException(String.join("\nsweep: ", refused));
         }
         List<String> hosts = new ArrayList<>();
-        List<List<String>> domains = new ArrayList<>();
-        List<List<String>> nics = new ArrayList<>();
+        List<String> addresses = new ArrayList<>();
+        List<List<Rails.Nic>> nicsTold = new ArrayList<>();
         List<String> providers = new ArrayList<>();
         double fleetLine = Double.MAX_VALUE;
         for (byte[] x : told) {
@@ -74,17 +85,14 @@ record Fleet(List<String> hosts, List<List<String>> domains, List<List<String>> 
             hosts.add(f[0]);
             providers.add(f[1]);
             fleetLine = Math.min(fleetLine, Double.parseDouble(f[2]));
-            List<String> dom = new ArrayList<>();
-            List<String> desc = new ArrayList<>();
-            for (int i = 3; i < f.length; i++) {
-                String[] p = f[i].split("\u0001", 2);
-                dom.add(f[i].isEmpty() ? null : p[0]);
-                desc.add(f[i].isEmpty() ? null : p[1]);
+            addresses.add(f[3].equals("-") ? null : f[3]);
+            List<Rails.Nic> nics = new ArrayList<>();
+            for (int i = 4; i < f.length; i++) {
+                String[] p = f[i].split(FIELD, -1);
+                nics.add(new Rails.Nic(p[0], p[1], p[2], p[3].equals("-") ? null : p[3]));
             }
-            domains.add(dom);
-            nics.add(desc);
+            nicsTold.add(nics);
         }
-        List<String> notes = new ArrayList<>();
         for (int i = 0; i < hosts.size(); i++) {
             int j = hosts.indexOf(hosts.get(i));
             if (j != i) {
@@ -96,29 +104,26 @@ record Fleet(List<String> hosts, List<List<String>> domains, List<List<String>> 
                         + providers.get(0) + ": every node needs the same provider (FI_PROVIDER)");
             }
         }
-        int rails = domains.stream().mapToInt(List::size).min().orElse(0);
-        int most = domains.stream().mapToInt(List::size).max().orElse(0);
-        for (int i = 0; i < hosts.size(); i++) {
-            if (domains.get(i).size() > rails) {
-                notes.add(hosts.get(i) + " has " + domains.get(i).size() + " NICs, some node only " + rails + ": not swept: "
-                        + nics.get(i).subList(rails, nics.get(i).size()));
-                domains.set(i, domains.get(i).subList(0, rails));
-                nics.set(i, nics.get(i).subList(0, rails));
-            } else if (most > rails) {
-                notes.add(hosts.get(i) + " has " + rails + " NICs of the " + most + " others have: rails " + rails + ".."
-                        + (most - 1) + " not swept");
-            }
-            for (int k = 0; k < rails; k++) {
-                if (domains.get(i).get(k) == null) {
-                    notes.add(hosts.get(i) + " has no NIC " + named.get(k) + " (rail " + k + "): its provider does not list it"
-                            + " (link down?); unreachable on that rail, its other rails swept");
-                }
-            }
+        Rails.RailMap map = Rails.match(hosts, nicsTold, named);
+        if (map.rails() == 0) {
+            throw new IllegalArgumentException("no rail to sweep: no NIC (loopback aside) is on a network another node"
+                    + " shares" + (map.notes().isEmpty() ? "" : " (" + String.join("; ", map.notes()) + ")"));
         }
-        if (rails == 0) {
-            throw new IllegalArgumentException("no NIC to sweep: " + (most == 0 ? "the nodes list none" : "some node lists none"));
+        List<List<String>> domains = new ArrayList<>();
+        List<List<String>> nics = new ArrayList<>();
+        for (List<Rails.Nic> row : map.byNode()) {
+            domains.add(row.stream().map(n -> n == null ? null : n.domain()).toList());
+            nics.add(row.stream().map(n -> n == null ? null : n.described()).toList());
         }
-        return new Fleet(List.copyOf(hosts), copy(domains), copy(nics), rails, providers.get(0), fleetLine, List.copyOf(notes));
+        return new Fleet(List.copyOf(hosts), java.util.Collections.unmodifiableList(addresses), copy(domains), copy(nics),
+                map.keys(), providers.get(0), fleetLine, Rails.describe(map, hosts, RAIL_MAP_NODES), map.notes());
+    }
+
+    /** Separates a NIC's fields on the wire (a NIC's description holds spaces and parentheses). */
+    private static final String FIELD = "\u0001";
+
+    private static String orDash(String s) {
+        return s == null ? "-" : s;
     }
 
     private static List<List<String>> copy(List<List<String>> l) {
@@ -137,6 +142,19 @@ record Fleet(List<String> hosts, List<List<String>> domains, List<List<String>> 
 
     int nodes() {
         return hosts.size();
+    }
+
+    int rails() {
+        return railKeys.size();
+    }
+
+    /**
+     * Where node {@code i}'s pair trials meet: the address the rank group reached it at, else its
+     * host name (a group formed without a socket to read it from).
+     */
+    String meetingAddress(int i) {
+        String a = addresses.get(i);
+        return a != null ? a : hosts.get(i);
     }
 
     /** Node {@code i}'s NIC on rail {@code k} as the findings name it, "-" where it has none. */

@@ -29,6 +29,8 @@ public final class Judge {
     /** Each rail's reference: the upper quartile of its NICs' best figures. */
     private final double[] reference;
     private final RobustStats[] latency;
+    /** Each rail's reference tail: the median over its NICs of each one's lowest round-trip p99. */
+    private final double[] tail;
     /**
      * Each rail's link figures (every direction) and round trips, the first pass's: what a z-score
      * is taken against. Not the NICs' best figures: a best of n draws is narrower than one draw, and
@@ -66,6 +68,7 @@ public final class Judge {
         bandwidth = new RobustStats[rails];
         reference = new double[rails];
         latency = new RobustStats[rails];
+        tail = new double[rails];
         linkBandwidth = new RobustStats[rails];
         linkLatency = new RobustStats[rails];
         double[] medians = new double[rails];
@@ -78,8 +81,10 @@ public final class Judge {
             // links (half of them at 4 nodes), but in only one of n best figures.
             double[] best = new double[nodes];
             double[] fastest = new double[nodes];
+            double[] shortestTail = new double[nodes];
             java.util.Arrays.fill(best, Double.NaN);
             java.util.Arrays.fill(fastest, Double.NaN);
+            java.util.Arrays.fill(shortestTail, Double.NaN);
             double[] directions = new double[2 * byRail.get(k).size()];
             double[] trips = new double[byRail.get(k).size()];
             int d = 0;
@@ -94,6 +99,7 @@ public final class Judge {
                         if (end < nodes) {
                             best[end] = Double.isNaN(best[end]) ? g : Math.max(best[end], g);
                             fastest[end] = Double.isNaN(fastest[end]) ? l.p50us() : Math.min(fastest[end], l.p50us());
+                            shortestTail[end] = Double.isNaN(shortestTail[end]) ? l.p99us() : Math.min(shortestTail[end], l.p99us());
                         }
                     }
                 }
@@ -105,6 +111,10 @@ public final class Judge {
             // quartile stays with the sound NICs until three of four are slow.
             reference[k] = RobustStats.quantile(bests, 0.75);
             latency[k] = RobustStats.of(java.util.Arrays.stream(fastest).filter(v -> !Double.isNaN(v)).toArray());
+            // Each NIC's lowest p99, as the bandwidth's best: a lossy NIC is in half the links at 4
+            // nodes, but its own lowest tail is still a retransmission's while the others' are not.
+            double[] tails = java.util.Arrays.stream(shortestTail).filter(v -> !Double.isNaN(v)).toArray();
+            tail[k] = tails.length > 0 ? RobustStats.median(tails) : Double.NaN;
             linkBandwidth[k] = RobustStats.of(java.util.Arrays.copyOf(directions, d));
             linkLatency[k] = RobustStats.of(java.util.Arrays.copyOf(trips, t));
             if (!Double.isNaN(bandwidth[k].median)) {
@@ -141,6 +151,11 @@ public final class Judge {
         return reference[k];
     }
 
+    /** Rail {@code k}'s reference tail (microseconds): the median over its NICs of each one's lowest round-trip p99. */
+    public double railTailUs(int k) {
+        return tail[k];
+    }
+
     /** Rail {@code k}'s reference round trip (microseconds): the median over its NICs of each one's fastest p50. */
     public double railMedianP50us(int k) {
         return latency[k].median;
@@ -152,13 +167,17 @@ public final class Judge {
             return "unreachable: " + l.failure();
         }
         int k = l.rail();
+        // A lossy link is often slow too: both are said, the tail after the bandwidth.
+        String lossy = l.p99us() >= Thresholds.LOSS_TAIL_US && l.p99us() >= Thresholds.LOSS_TAIL_FACTOR * tail[k]
+                ? String.format("round trip p99 %.1f ms >= %.0f ms and %.0f x the rail's %.2f ms: a retransmission's wait"
+                        + " (a lossy link)", l.p99us() / 1e3, Thresholds.LOSS_TAIL_US / 1e3, Thresholds.LOSS_TAIL_FACTOR,
+                        tail[k] / 1e3)
+                : null;
         String ab = flagBandwidth(l.gbpsAtoB(), k);
-        if (ab != null) {
-            return l.a() + "->" + l.b() + " " + ab;
-        }
-        String ba = flagBandwidth(l.gbpsBtoA(), k);
-        if (ba != null) {
-            return l.b() + "->" + l.a() + " " + ba;
+        String ba = ab == null ? flagBandwidth(l.gbpsBtoA(), k) : null;
+        String slow = ab != null ? l.a() + "->" + l.b() + " " + ab : ba != null ? l.b() + "->" + l.a() + " " + ba : null;
+        if (slow != null || lossy != null) {
+            return slow == null ? lossy : lossy == null ? slow : slow + "; " + lossy;
         }
         RobustStats s = latency[k];
         if (l.p50us() > th.latencyFactor() * s.median && zHolds(k, linkLatency[k].z(l.p50us()), th.zLimit())) {

@@ -45,8 +45,9 @@ final class PairProbe {
 
     /**
      * Measures with {@code partner} on {@code rail}, this node's NIC {@code nic} (its domain);
-     * {@code me} and {@code partner} are node indices, {@code leaderHost} the host of the pair's lower node, the trials' rendezvous on
-     * {@code port} .. {@code port + 2} of the leading node's host.
+     * {@code me} and {@code partner} are node indices, {@code lowerHost} and {@code higherHost} the
+     * addresses the pair's nodes meet at (no name is resolved), the trials' rendezvous on {@code port}
+     * .. {@code port + 2} of the leading node's.
      */
     View measure(int me, int partner, int rail, String nic, String lowerHost, String higherHost, int port, String key) {
         boolean lower = me < partner;
@@ -56,12 +57,12 @@ final class PairProbe {
         double ratio = Double.NaN;
         try {
             // One trial per measurement: two workloads on one channel would take each other's receives.
-            double[] mine = write(lower, lowerHost, port, key + " write from " + Math.min(me, partner), nic);
-            double[] theirs = write(!lower, higherHost, port + 1, key + " write from " + Math.max(me, partner), nic);
+            double[] mine = write(lower, lowerHost, port, key + " write from " + Math.min(me, partner), nic, rail);
+            double[] theirs = write(!lower, higherHost, port + 1, key + " write from " + Math.max(me, partner), nic, rail);
             double[] w = mine != null ? mine : theirs;
             gbps = w[0];
             ratio = w[1];
-            try (FabricTrial t = open(lower ? 0 : 1, lowerHost, port + 2, key + " ping-pong", nic)) {
+            try (FabricTrial t = open(lower ? 0 : 1, lowerHost, port + 2, key + " ping-pong", nic, rail)) {
                 if (lower) {
                     double[] r = leadPingPong(t);
                     p50 = r[0];
@@ -81,8 +82,8 @@ final class PairProbe {
     }
 
     /** One Write trial, led by this node when {@code leading}: {gbps, NIC bytes ratio} as its leader, else null. */
-    private double[] write(boolean leading, String leaderHost, int port, String key, String nic) {
-        try (FabricTrial t = open(leading ? 0 : 1, leaderHost, port, key, nic)) {
+    private double[] write(boolean leading, String leaderHost, int port, String key, String nic, int rail) {
+        try (FabricTrial t = open(leading ? 0 : 1, leaderHost, port, key, nic, rail)) {
             if (leading) {
                 return leadWrite(t);
             }
@@ -91,10 +92,10 @@ final class PairProbe {
         }
     }
 
-    private FabricTrial open(int rank, String leaderHost, int port, String key, String nic) {
+    private FabricTrial open(int rank, String leaderHost, int port, String key, String nic, int rail) {
         RankEnv env = new RankEnv(rank, 2, 0, 1, leaderHost, port, "sweep");
         return FabricTrial.open(TrialIdentity.outsideJmh("sweep", key, env, o.timeout()),
-                TrialSpec.of(MemoryKind.HOST).nic(nic));
+                TrialSpec.of(MemoryKind.HOST).nic(nic, rail));
     }
 
     /** Rank 0 of a Write: warm, then timed rounds for the option's seconds; {gbps, NIC bytes ratio}. */

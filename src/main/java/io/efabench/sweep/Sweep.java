@@ -29,7 +29,26 @@ public final class Sweep {
     private final RankGroup world;
     private final Fleet fleet;
     private final SweepOptions o;
-    private final PairProbe probe;
+    /** How many rails a pair measures together ({@link SweepOptions#railsAtOnce(int, boolean)}). */
+    private final int railsAtOnce;
+    /** Steps in a first-pass round: its rails in groups of {@link #railsAtOnce}. */
+    private final int stepsPerRound;
+
+    /** A round's tasks as steps, a step per group of {@link #railsAtOnce} rails (groups without a task left out). */
+    private List<List<Task>> byRailGroup(List<Task> round) {
+        List<List<Task>> steps = new ArrayList<>();
+        for (int g = 0; g < stepsPerRound; g++) {
+            int group = g;
+            List<Task> step = round.stream().filter(t -> t.rail() / railsAtOnce == group).toList();
+            if (!step.isEmpty()) {
+                steps.add(step);
+            }
+        }
+        return steps;
+    }
+
+    /** One probe per rail (each has its own round-trip buffer): a node measures its rails at once. */
+    private final PairProbe[] probes;
     private final int me;
     /** Rank 0: every pair's result so far. */
     private final List<LinkResult> links = new ArrayList<>();
@@ -43,7 +62,12 @@ public final class Sweep {
         this.world = world;
         this.fleet = fleet;
         this.o = o;
-        this.probe = new PairProbe(o);
+        this.railsAtOnce = o.railsAtOnce(fleet.rails(), sharedCpus);
+        this.stepsPerRound = (fleet.rails() + railsAtOnce - 1) / railsAtOnce;
+        this.probes = new PairProbe[fleet.rails()];
+        for (int k = 0; k < probes.length; k++) {
+            probes[k] = new PairProbe(o);
+        }
         this.me = world.rank();
         // A step: two trials' rendezvous and waits, each bounded by the timeout, and the timed writes.
         this.stepBudget = o.timeout().multipliedBy(5).plus(o.seconds().multipliedBy(4));
@@ -70,6 +94,10 @@ public final class Sweep {
             System.out.println(SweepOptions.USAGE);
             return 0;
         }
+        if (SweepPlan.asked(args)) {
+            SweepPlan.parse(args).describe().forEach(System.out::println);
+            return 0;
+        }
         SweepOptions o = SweepOptions.parse(args);
         RankEnv env = RankEnv.fromEnvironment();
         if (env.worldSize() < 2) {
@@ -85,20 +113,25 @@ public final class Sweep {
     private int execute() {
         int n = fleet.nodes();
         List<Schedule.Round> plan = o.quick() > 0 ? Schedule.quick(n, o.quick(), o.seed()) : Schedule.tournament(n);
+        // A step is a round on a group of rails at once (all by default): each pair measures them
+        // together, as training traffic uses them, and the wall time grows with the rounds, not the rails.
         List<List<Task>> steps = new ArrayList<>();
         for (Schedule.Round r : plan) {
-            for (int k = 0; k < fleet.rails(); k++) {
-                List<Task> step = new ArrayList<>();
-                for (Schedule.Pair p : r.pairs()) {
-                    step.add(new Task(p.a(), p.b(), k));
+            List<Task> round = new ArrayList<>();
+            for (Schedule.Pair p : r.pairs()) {
+                for (int k = 0; k < fleet.rails(); k++) {
+                    round.add(new Task(p.a(), p.b(), k));
                 }
-                steps.add(step);
             }
+            steps.addAll(byRailGroup(round));
         }
         if (me == 0) {
-            System.out.printf("sweep: %d nodes, %d rails (%s), %s: %d rounds of %d steps; %s writes, window %d, %d ms each way%n",
+            System.out.printf("sweep: %d nodes, %d rails (%s), %s: %d rounds, %s; %s writes, window %d, %d ms each way%n",
                     n, fleet.rails(), fleet.provider(), o.quick() > 0 ? o.quick() + " random matchings" : "every pair",
-                    plan.size(), fleet.rails(), io.efabench.harness.Sizes.label(o.size()), o.window(), o.seconds().toMillis());
+                    plan.size(), railsAtOnce == fleet.rails() ? "every rail at once"
+                            : railsAtOnce + " rail(s) at a time, " + steps.size() / plan.size() + " steps a round",
+                    io.efabench.harness.Sizes.label(o.size()), o.window(), o.seconds().toMillis());
+            fleet.railMap().forEach(s -> System.out.println("sweep: " + s));
             fleet.notes().forEach(s -> System.out.println("sweep: " + s));
             if (sharedCpus) {
                 System.out.println("sweep: EFABENCH_YIELD=1 (the ranks share CPUs): round trips are reported, not judged");
@@ -122,31 +155,24 @@ public final class Sweep {
         for (int s = 0; s < steps.size(); s++) {
             List<Task> step = steps.get(s);
             world.barrier("sweep step " + stepIndex, stepBudget);
-            String mine = "";
+            List<Task> mine = new ArrayList<>();
             for (Task t : step) {
                 if (t.a() == me || t.b() == me) {
-                    int partner = t.a() == me ? t.b() : t.a();
-                    int port = pairPort(world.env().masterPort(), stepIndex);
-                    PairProbe.View v;
-                    int without = fleet.domain(me, t.rail()) == null ? me : fleet.domain(partner, t.rail()) == null ? partner : -1;
-                    if (without >= 0) {
-                        // Both ends know it from the fleet: neither opens a trial the other would wait out.
-                        v = PairProbe.View.failed(partner, t.rail(), fleet.hosts().get(without) + " has no NIC on rail " + t.rail()
-                                + " (its provider does not list it)");
-                    } else {
-                        v = probe.measure(me, partner, t.rail(), fleet.domain(me, t.rail()), world.host(t.a()), world.host(t.b()),
-                                port, o.key() + " step " + stepIndex);
-                    }
-                    mine = encode(v);
+                    mine.add(t);
                 }
             }
-            List<byte[]> all = world.allgather("sweep results of step " + stepIndex, mine.getBytes(UTF_8), stepBudget);
+            String told = String.join("\n", measure(mine).stream().map(Sweep::encode).toList());
+            List<byte[]> all = world.allgather("sweep results of step " + stepIndex, told.getBytes(UTF_8), stepBudget);
             stepIndex++;
+            if (!retest) {
+                firstRound.note(step, all);
+                if (s == stepsPerRound - 1) {
+                    firstRound.requireSomethingMeasured(fleet);
+                }
+            }
             if (me == 0) {
                 for (Task t : step) {
-                    PairProbe.View va = decode(all.get(t.a()));
-                    PairProbe.View vb = decode(all.get(t.b()));
-                    links.add(merge(t, va, vb, retest));
+                    links.add(merge(t, view(all.get(t.a()), t.b(), t.rail()), view(all.get(t.b()), t.a(), t.rail()), retest));
                 }
                 progress(s + 1, steps.size(), retest);
             }
@@ -154,12 +180,117 @@ public final class Sweep {
     }
 
     /**
-     * The first of the three rendezvous ports a pair's trials use in step {@code step}: past the
-     * sweep's own, a fresh one each step (a port just closed may linger), wrapped into 1024..65533.
+     * This node's part in a step: its tasks (one partner, on one or several rails) measured at
+     * once, a thread per rail, each with its rail's probe and ports. A measurement still running
+     * at the step's budget is reported failed (its thread, a daemon, ends at its own deadline).
      */
-    static int pairPort(int masterPort, int step) {
-        int span = 65534 - 1024 - 2;
-        return 1024 + Math.floorMod(masterPort - 1024 + 1 + 3 * (step % 2000), span);
+    private List<PairProbe.View> measure(List<Task> mine) {
+        int port0 = pairPort(world.env().masterPort(), stepIndex, fleet.rails());
+        PairProbe.View[] views = new PairProbe.View[mine.size()];
+        Thread[] threads = new Thread[mine.size()];
+        for (int i = 0; i < mine.size(); i++) {
+            Task t = mine.get(i);
+            int slot = i;
+            Runnable r = () -> views[slot] = measure(t, port0 + PORTS_PER_RAIL * t.rail());
+            if (mine.size() == 1) {
+                r.run();
+            } else {
+                threads[i] = Thread.ofPlatform().daemon().name("sweep-rail" + t.rail()).start(r);
+            }
+        }
+        long deadline = System.nanoTime() + stepBudget.toNanos();
+        for (int i = 0; i < threads.length; i++) {
+            if (threads[i] != null) {
+                try {
+                    threads[i].join(java.time.Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            if (views[i] == null) {
+                Task t = mine.get(i);
+                views[i] = PairProbe.View.failed(t.a() == me ? t.b() : t.a(), t.rail(), "rail " + t.rail()
+                        + " still measuring after the step's budget of " + stepBudget.toSeconds() + " s");
+            }
+        }
+        return List.of(views);
+    }
+
+    /** One task of this node's, on its rail's ports from {@code port}. */
+    private PairProbe.View measure(Task t, int port) {
+        int partner = t.a() == me ? t.b() : t.a();
+        int without = fleet.domain(me, t.rail()) == null ? me : fleet.domain(partner, t.rail()) == null ? partner : -1;
+        if (without >= 0) {
+            // Both ends know it from the fleet: neither opens a trial the other would wait out.
+            return PairProbe.View.failed(partner, t.rail(), fleet.hosts().get(without) + " has no NIC on rail " + t.rail()
+                    + " (" + fleet.railKeys().get(t.rail()) + "; its provider does not list it)");
+        }
+        return probes[t.rail()].measure(me, partner, t.rail(), fleet.domain(me, t.rail()), fleet.meetingAddress(t.a()),
+                fleet.meetingAddress(t.b()), port, o.key() + " step " + stepIndex + " rail " + t.rail());
+    }
+
+    /** What node told of its measurement with {@code partner} on {@code rail} in a step, null where it told nothing. */
+    private static PairProbe.View view(byte[] told, int partner, int rail) {
+        if (told.length == 0) {
+            return null;
+        }
+        for (String line : new String(told, UTF_8).split("\n")) {
+            PairProbe.View v = decode(line);
+            if (v.partner() == partner && v.rail() == rail) {
+                return v;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * What the first step (the first round, every rail) measured, known to every rank from the steps'
+     * allgathers: where no pair-rail could be measured, what is wrong is wrong for everyone (a
+     * port range blocked, a provider failing, a rendezvous address unreachable), and one line
+     * saying so beats a report naming every node.
+     */
+    private final FirstRound firstRound = new FirstRound();
+
+    private static final class FirstRound {
+        private int tried;
+        private int measured;
+        private String firstFailure;
+
+        void note(List<Task> step, List<byte[]> all) {
+            for (Task t : step) {
+                PairProbe.View a = view(all.get(t.a()), t.b(), t.rail());
+                PairProbe.View b = view(all.get(t.b()), t.a(), t.rail());
+                tried++;
+                String failure = a == null || b == null ? "a node reported nothing" : a.failure() != null ? a.failure() : b.failure();
+                if (failure == null) {
+                    measured++;
+                } else if (firstFailure == null) {
+                    firstFailure = failure;
+                }
+            }
+        }
+
+        void requireSomethingMeasured(Fleet fleet) {
+            if (tried > 0 && measured == 0) {
+                throw new IllegalArgumentException("no pair could be measured on any rail in the first round (" + tried
+                        + " pair-rails of " + fleet.nodes() + " nodes): a cause common to every node, not a finding;"
+                        + " the first: " + firstFailure);
+            }
+        }
+    }
+
+    /** The rendezvous ports one rail's pair trials use in a step: a Write each way and the ping-pong. */
+    static final int PORTS_PER_RAIL = 3;
+
+    /**
+     * The first of the rendezvous ports the pair trials of step {@code step} use, rail k's from
+     * {@link #PORTS_PER_RAIL} x k on: past the sweep's own, fresh ones each step (a port just
+     * closed may linger), wrapped so that the last stays within 1024..65535.
+     */
+    static int pairPort(int masterPort, int step, int rails) {
+        int used = PORTS_PER_RAIL * rails;
+        int span = 65536 - 1024 - used;
+        return 1024 + (int) Math.floorMod(masterPort - 1024 + 1 + (long) used * step, (long) span);
     }
 
     /** The pair's result from what each end saw: a's Write, b's Write, a's round trips; the first failure. */
@@ -201,12 +332,11 @@ public final class Sweep {
         String plan = "";
         if (me == 0) {
             StringBuilder b = new StringBuilder();
+            // A round of disjoint pairs is a step per group of rails, as in the first pass.
             for (List<Judge.Retest> round : judge(Map.of()).retests()) {
-                Map<Integer, List<Judge.Retest>> byRail = new LinkedHashMap<>();
-                round.forEach(r -> byRail.computeIfAbsent(r.rail(), k -> new ArrayList<>()).add(r));
-                for (List<Judge.Retest> step : byRail.values()) {
-                    for (Judge.Retest r : step) {
-                        b.append(r.node()).append(',').append(r.partner()).append(',').append(r.rail()).append(' ');
+                for (List<Task> step : byRailGroup(round.stream().map(r -> new Task(r.node(), r.partner(), r.rail())).toList())) {
+                    for (Task t : step) {
+                        b.append(t.a()).append(',').append(t.b()).append(',').append(t.rail()).append(' ');
                     }
                     b.append('\n');
                 }
@@ -274,11 +404,8 @@ public final class Sweep {
                 + "\t" + (v.failure() == null ? "" : v.failure().replace('\t', ' ').replace('\n', ' '));
     }
 
-    private static PairProbe.View decode(byte[] b) {
-        if (b.length == 0) {
-            return null;
-        }
-        String[] f = new String(b, UTF_8).split("\t", -1);
+    private static PairProbe.View decode(String line) {
+        String[] f = line.split("\t", -1);
         return new PairProbe.View(Integer.parseInt(f[0]), Integer.parseInt(f[1]), Double.parseDouble(f[2]),
                 Double.parseDouble(f[3]), Double.parseDouble(f[4]), Double.parseDouble(f[5]), f[6].isEmpty() ? null : f[6]);
     }

@@ -19,16 +19,17 @@ import io.efabench.rank.RankGroup;
  * @param lineGbps one NIC's line rate (0: what {@link Fleet#knownLineGbps} knows, often nothing)
  * @param referenceFraction --reference-fraction; NaN where not given ({@link #thresholds} picks the default)
  * @param out      where rank 0 writes the findings, matrix and heatmaps (null: results/sweep-TIME)
+ * @param railsAtOnce how many rails a pair measures together (0: not given; {@link #railsAtOnce(int, boolean)} decides)
  */
 public record SweepOptions(int quick, long seed, long size, int window, Duration seconds, Duration timeout, double lineGbps,
-        double lineFraction, double referenceFraction, double zLimit, double latencyFactor, Path out) {
+        double lineFraction, double referenceFraction, double zLimit, double latencyFactor, Path out, int railsAtOnce) {
     /** Below this share of the written bytes on the NIC's own counters, the writes took another way (efa: shm). */
     static final double MIN_NIC_BYTES_RATIO = 0.95;
     static final int DEFAULT_TIMEOUT_S = 20;
     static final String USAGE = """
             usage: ./run-jmh.sh sweep [--quick [N]] [--seed S] [--size SIZE] [--window W] [--seconds S]
                                       [--timeout S] [--line-gbps G] [--line-fraction F] [--reference-fraction F] [--z Z]
-                                      [--latency-factor X] [--out DIR]
+                                      [--latency-factor X] [--rails-at-once N] [--out DIR]
               --quick [N]          N random perfect matchings (default 3) instead of every pair
               --size SIZE          each write (default 1M); --window W writes in flight (default 8)
               --seconds S          each direction's timed writes (default 1)
@@ -39,6 +40,10 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
                                    EFABENCH_YIELD=1), is flagged, with --z
               --z Z                robust z-score beyond Z (default 3.5; asked from 8 NICs a rail)
               --latency-factor X   a round trip's p50 above X times the rail's median (default 2)
+              --rails-at-once N    rails a pair measures together (default all; 1 where the ranks share
+                                   CPUs, EFABENCH_YIELD=1: there more at once only take turns on the cores)
+            ./run-jmh.sh sweep --plan --nodes N --rails M [--quick [K]] [--seconds S] [--step-seconds X]
+                                   the rounds and steps for such a fleet and the wall time to expect; no fleet needed
             exit status: 0 nothing flagged, 1 something named, 2 bad input""";
 
     public static SweepOptions parse(String[] args) {
@@ -53,6 +58,7 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
         double z = Thresholds.Z_LIMIT;
         double latency = Thresholds.LATENCY_FACTOR;
         Path out = null;
+        int railsAtOnce = 0;
         String env = System.getenv("EFABENCH_TIMEOUT_S");
         double timeout = env == null || env.isBlank() ? DEFAULT_TIMEOUT_S : RankGroup.defaultTimeout().toMillis() / 1e3;
         for (int i = 0; i < args.length; i++) {
@@ -77,13 +83,14 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
                 case "--z" -> z = number(a, value(args, ++i, a), 0, 100);
                 case "--latency-factor" -> latency = number(a, value(args, ++i, a), 1, 1000);
                 case "--out" -> out = Path.of(value(args, ++i, a));
+                case "--rails-at-once" -> railsAtOnce = positive(a, value(args, ++i, a));
                 case "--timeout" -> timeout = number(a, value(args, ++i, a), 1, 86400);
                 default -> throw new IllegalArgumentException("sweep: unknown option '" + a + "'\n" + USAGE);
             }
         }
         return new SweepOptions(quick, seed, size, window, Duration.ofMillis((long) (seconds * 1000)),
                 Duration.ofMillis((long) (timeout * 1000)),
-                line, lineFraction, referenceFraction, z, latency, out);
+                line, lineFraction, referenceFraction, z, latency, out, railsAtOnce);
     }
 
     /**
@@ -99,9 +106,20 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
                 sharedCpus ? Double.POSITIVE_INFINITY : latencyFactor);
     }
 
+    /**
+     * How many of a fleet's {@code rails} a pair measures together: --rails-at-once where given,
+     * else all of them, or one where the ranks share CPUs (on the testbed's 2 cores a 4 x 2 sweep
+     * with both rails at once took 40-49 s against 27-43 s one rail at a time, the cores taking
+     * turns, and its clean runs re-measured more suspects).
+     */
+    int railsAtOnce(int rails, boolean sharedCpus) {
+        return Math.min(rails, railsAtOnce > 0 ? railsAtOnce : sharedCpus ? 1 : rails);
+    }
+
     /** What every rank must agree on: the rendezvous refuses ranks started with other options. */
     String key() {
-        return "sweep quick=" + quick + " seed=" + seed + " size=" + size + " window=" + window + " seconds=" + seconds.toMillis();
+        return "sweep quick=" + quick + " seed=" + seed + " size=" + size + " window=" + window + " seconds=" + seconds.toMillis()
+                + " rails-at-once=" + railsAtOnce;
     }
 
     private static long sizeOf(String v) {
@@ -112,7 +130,7 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
         }
     }
 
-    private static String value(String[] args, int i, String option) {
+    static String value(String[] args, int i, String option) {
         if (i >= args.length) {
             throw new IllegalArgumentException("sweep: " + option + " wants a value");
         }
@@ -131,7 +149,7 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
         throw new IllegalArgumentException("sweep: " + option + " " + v + ": must be a positive whole number");
     }
 
-    private static double number(String option, String v, double min, double max) {
+    static double number(String option, String v, double min, double max) {
         try {
             double d = Double.parseDouble(v);
             if (d >= min && d <= max) {

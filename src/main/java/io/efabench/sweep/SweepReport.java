@@ -53,8 +53,8 @@ final class SweepReport {
         b.append(String.format(Locale.ROOT, "sweep: %d nodes x %d rails, %d pairs, %d measurements, %.0f s%n", fleet.nodes(),
                 fleet.rails(), pairs, links.size(), wallSeconds));
         for (int k = 0; k < fleet.rails(); k++) {
-            b.append(String.format(Locale.ROOT, "  rail %d: median %.3f Gbps, reference %.3f Gbps, round trip p50 %.1f us%n", k,
-                    judge.railMedianGbps(k), judge.railReferenceGbps(k), judge.railMedianP50us(k)));
+            b.append(String.format(Locale.ROOT, "  rail %d: median %.3f Gbps, reference %.3f Gbps, round trip p50 %.1f us, p99 %.1f us%n",
+                    k, judge.railMedianGbps(k), judge.railReferenceGbps(k), judge.railMedianP50us(k), judge.railTailUs(k)));
         }
         if (findings.isEmpty()) {
             b.append("sweep: nothing flagged\n");
@@ -97,6 +97,9 @@ final class SweepReport {
         JsonObject root = new JsonObject();
         root.addProperty("provider", fleet.provider());
         root.addProperty("rails", fleet.rails());
+        JsonArray keys = new JsonArray();
+        fleet.railKeys().forEach(keys::add);
+        root.add("rail_keys", keys);
         root.addProperty("wall_s", wallSeconds);
         JsonObject opts = new JsonObject();
         opts.addProperty("mode", o.quick() > 0 ? "quick" : "tournament");
@@ -116,6 +119,7 @@ final class SweepReport {
             JsonObject n = new JsonObject();
             n.addProperty("node", i);
             n.addProperty("host", fleet.hosts().get(i));
+            n.addProperty("address", fleet.addresses().get(i));
             JsonArray nics = new JsonArray();
             fleet.nics().get(i).forEach(nics::add);
             n.add("nics", nics);
@@ -132,6 +136,7 @@ final class SweepReport {
             m.addProperty("median_gbps", judge.railMedianGbps(k));
             m.addProperty("reference_gbps", judge.railReferenceGbps(k));
             m.addProperty("median_rtt_p50_us", judge.railMedianP50us(k));
+            m.addProperty("reference_rtt_p99_us", judge.railTailUs(k));
             medians.add(m);
         }
         root.add("rail_medians", medians);

@@ -32,6 +32,17 @@ public record Thresholds(double lineGbps, double lineFraction, double referenceF
      * relative one) must lie: the line floor cuts through the spread of a probe near the line.
      */
     public static final double LINE_Z_MARGIN = 1.0;
+    /**
+     * A round trip's p99 at or above this (microseconds) and {@link #LOSS_TAIL_FACTOR} times its
+     * rail's reference tail is a lost packet's wait: tcp retransmits a lone message after its
+     * retransmission timeout, 200 ms at least on Linux, and 2% loss on one testbed NIC read ~200
+     * ms at p99 on every pair through it against 0.1-16 ms elsewhere, shared CPUs included (the
+     * scheduler's turns stay far below it). Judged wherever the round trips are not, too. Not
+     * efa's: SRD retransmits within the NIC in microseconds, and only its counters would tell.
+     */
+    public static final double LOSS_TAIL_US = 100_000;
+    /** How many times the rail's reference tail a lossy link's p99 is, at least. */
+    public static final double LOSS_TAIL_FACTOR = 10;
     /** Below this many NICs on a rail the z-score is not asked: the relative floor judges alone. */
     public static final int Z_MIN_FIGURES = 8;
 

@@ -67,6 +67,39 @@ class JudgeTest {
         assertTrue(f.get(0).why().contains("3 of 3 partners"), f.get(0).why());
     }
 
+    /** Every link of the tournament at the rate, its round-trip p99 {@code p99us(a, b)}. */
+    private List<LinkResult> withTails(int nodes, java.util.function.IntBinaryOperator p99us) {
+        List<LinkResult> out = new ArrayList<>();
+        for (Schedule.Round r : Schedule.tournament(nodes)) {
+            for (Schedule.Pair p : r.pairs()) {
+                out.add(new LinkResult(p.a(), p.b(), 0, RATE * jitter(), RATE * jitter(), 40 * jitter(),
+                        p99us.applyAsInt(p.a(), p.b()), null, false));
+            }
+        }
+        return out;
+    }
+
+    /**
+     * A lossy NIC: its links' p99 is a retransmission's wait (~200 ms on the testbed at 2% loss)
+     * while their bandwidth is within the spread; named as that NIC, even where round trips are
+     * not judged (shared CPUs: latency factor infinite). Scheduler tails of 16 ms name nothing.
+     */
+    @Test
+    void aLossyNicIsNamedByItsTailAndSchedulerTailsAreNot() {
+        Thresholds sharedCpus = new Thresholds(0, Thresholds.LINE_FRACTION, Thresholds.SHARED_CPUS_REFERENCE_FRACTION,
+                Thresholds.Z_LIMIT, Double.POSITIVE_INFINITY);
+        List<Finding> f = new Judge(4, 1, sharedCpus, withTails(4, (a, b) -> a == 1 || b == 1 ? 212_000 : 900), Map.of())
+                .findings();
+        assertEquals(1, f.size(), f.toString());
+        assertEquals(Kind.NIC, f.get(0).kind());
+        assertEquals(1, f.get(0).node());
+        assertTrue(f.get(0).why().contains("a lossy link"), f.get(0).why());
+        assertEquals(List.of(), new Judge(4, 1, sharedCpus, withTails(4, (a, b) -> 1_000 + 5_000 * (a + b)), Map.of())
+                .findings(), "p99s of 6-36 ms, the scheduler's on shared CPUs");
+        assertEquals(List.of(), new Judge(8, 1, sharedCpus, withTails(8, (a, b) -> 150_000), Map.of()).findings(),
+                "a rail whose every tail is long has no lossy NIC to name by it");
+    }
+
     /** 128 nodes: every pair on 2 rails (16256 measurements) judged, one NIC named among them. */
     @Test
     void aBigFleetIsJudgedAndItsOneBadNicNamed() {

@@ -20,13 +20,18 @@ class SweepTest {
 
     @Test
     void pairPortsStayInRangeAndMoveOnEachStep() {
-        for (int master : new int[] {1024, 29500, 65535}) {
-            for (int step = 0; step < 5000; step++) {
-                int p = Sweep.pairPort(master, step);
-                assertTrue(p >= 1024 && p + 2 <= 65535, master + " step " + step + ": " + p);
+        for (int rails : new int[] {1, 2, 32}) {
+            int used = Sweep.PORTS_PER_RAIL * rails;
+            for (int master : new int[] {1024, 29500, 65535}) {
+                for (int step = 0; step < 5000; step++) {
+                    int p = Sweep.pairPort(master, step, rails);
+                    assertTrue(p >= 1024 && p + used - 1 <= 65535, master + " step " + step + ": " + p);
+                }
+                int a = Sweep.pairPort(master, 0, rails);
+                int b = Sweep.pairPort(master, 1, rails);
+                assertTrue(Math.abs(b - a) >= used, "step 1's ports clear of step 0's: " + a + ", " + b);
+                assertTrue(master < a || master >= a + used, "the sweep's own port is none of a step's");
             }
-            assertTrue(Sweep.pairPort(master, 1) != Sweep.pairPort(master, 0));
-            assertTrue(Sweep.pairPort(master, 0) != master);
         }
     }
 

@@ -128,7 +128,7 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
             for (int c = 0; c < n; c++) {
                 myNics[c] = nicOf[c].domainName();
             }
-            paths = new TrialPaths(group, myNics, peers.nics(), mine.size(), Sysfs.fromEnvironment(), timeout);
+            paths = new TrialPaths(group, myNics, peers.nics(), mine.size(), spec.rail(), Sysfs.fromEnvironment(), timeout);
             // A node cut off runs out in an allgather as often as in a fabric wait: either line names its NICs.
             group.explainTimeoutsWith(paths::report);
             if (TestHooks.integer("EFABENCH_TEST_EQ_ERROR") == 1) {

@@ -31,12 +31,16 @@ public final class TrialPaths implements Deadline.Stalls, StallWitness.ChannelNa
     /** What the last stall notice saw, for the line saying it ended. */
     private String stallReport = "";
 
-    TrialPaths(RankGroup group, String[] mine, String[][] theirs, int rails, Sysfs sysfs, java.time.Duration timeout) {
+    /** The rail every channel is on where the trial was told it (a sweep's probe), else -1: channel k's is k % rails. */
+    private final int rail;
+
+    TrialPaths(RankGroup group, String[] mine, String[][] theirs, int rails, int rail, Sysfs sysfs, java.time.Duration timeout) {
         this.group = group;
         this.noteAgeNanos = timeout.toNanos() + 5_000_000_000L;
         this.mine = mine.clone();
         this.theirs = theirs;
         this.rails = Math.max(1, rails);
+        this.rail = rail;
         this.sysfs = sysfs;
     }
 
@@ -48,7 +52,7 @@ public final class TrialPaths implements Deadline.Stalls, StallWitness.ChannelNa
     /** "channel 1 (rail 1: NIC rail1 on n1 <-> NIC rail1 on n2)": both ends of channel {@code c} to {@code peer}. */
     @Override
     public String channel(int c, int peer) {
-        return "channel " + c + " (rail " + c % rails + ": NIC " + mine[c] + " on " + group.host(group.rank()) + " <-> NIC "
+        return "channel " + c + " (rail " + railOf(c) + ": NIC " + mine[c] + " on " + group.host(group.rank()) + " <-> NIC "
                 + theirs[peer][c] + " on " + group.host(peer) + ")";
     }
 
@@ -88,10 +92,14 @@ public final class TrialPaths implements Deadline.Stalls, StallWitness.ChannelNa
             if (state != null && !state.equals("up") && b.indexOf("NIC " + mine[c] + " on " + group.host(group.rank())
                     + " is ") < 0) {
                 b.append("; NIC ").append(mine[c]).append(" on ").append(group.host(group.rank())).append(" is ")
-                        .append(state).append(" (rail ").append(c % rails).append(", its link state now)");
+                        .append(state).append(" (rail ").append(railOf(c)).append(", its link state now)");
             }
         }
         return b.toString();
+    }
+
+    private int railOf(int c) {
+        return rail >= 0 ? rail : c % rails;
     }
 
     /** Printed, and told rank 0 ({@link RankGroup#note}), whose failure line then carries what this rank saw. */

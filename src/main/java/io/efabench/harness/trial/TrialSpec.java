@@ -8,28 +8,32 @@ import io.efabench.harness.MemoryKind;
  * runs with, its config's name (for failure lines; null when it has none) and the NIC path
  * ("nic" or "auto"; null: EFABENCH_PATH or the default); and which NIC it opens ({@code nic}: a
  * libfabric domain name, EFABENCH_NICS aside; null: the rank's own, as EFABENCH_NICS and
- * placement give them).
+ * placement give them) and the rail that NIC is on, as failure lines name it ({@code rail}; -1:
+ * channel k is rail k modulo the rank's NICs).
  */
-public record TrialSpec(MemoryKind memory, String channels, int minRanks, String config, String path, String nic) {
+public record TrialSpec(MemoryKind memory, String channels, int minRanks, String config, String path, String nic, int rail) {
     /** Payload in {@code memory}, channels "auto", at least 2 ranks, no config name, the path from the environment. */
     public static TrialSpec of(MemoryKind memory) {
-        return new TrialSpec(memory, "auto", 2, null, null, null);
+        return new TrialSpec(memory, "auto", 2, null, null, null, -1);
     }
 
-    /** One channel, on the NIC whose domain is {@code domain} (a rail of the sweep), whatever EFABENCH_NICS and placement say. */
-    public TrialSpec nic(String domain) {
-        return new TrialSpec(memory, "1", minRanks, config, path, domain);
+    /**
+     * One channel, on the NIC whose domain is {@code domain}, on rail {@code rail} of the sweep,
+     * whatever EFABENCH_NICS and placement say.
+     */
+    public TrialSpec nic(String domain, int rail) {
+        return new TrialSpec(memory, "1", minRanks, config, path, domain, rail);
     }
 
     public TrialSpec channels(String value) {
-        return new TrialSpec(memory, value, minRanks, config, path, nic);
+        return new TrialSpec(memory, value, minRanks, config, path, nic, rail);
     }
 
     public TrialSpec config(String name) {
-        return new TrialSpec(memory, channels, minRanks, name, path, nic);
+        return new TrialSpec(memory, channels, minRanks, name, path, nic, rail);
     }
 
     public TrialSpec path(String value) {
-        return new TrialSpec(memory, channels, minRanks, config, value, nic);
+        return new TrialSpec(memory, channels, minRanks, config, value, nic, rail);
     }
 }
