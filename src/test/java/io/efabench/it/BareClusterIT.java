@@ -18,9 +18,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
-import com.google.gson.JsonParser;
 
 /**
  * {@code ./run-jmh.sh sweep} on a cluster the project did not make ({@code src/test/sh/bare-cluster.sh}:
@@ -116,14 +114,8 @@ class BareClusterIT {
         }
         String text = Files.readString(logs.get(0));
         System.out.println("== bare cluster, " + name + ":\n" + text);
-        Path json = out.resolve("sweep.json");
-        assertTrue(Files.exists(json), "no sweep.json:\n" + all);
-        JsonObject root = JsonParser.parseString(Files.readString(json)).getAsJsonObject();
-        List<JsonObject> findings = new ArrayList<>();
-        for (JsonElement e : root.getAsJsonArray("findings")) {
-            findings.add(e.getAsJsonObject());
-        }
-        return new Sweep(ranks.get(0).exitValue(), text, all.toString(), findings, root);
+        JsonObject root = SweepIT.report(out, all.toString());
+        return new Sweep(ranks.get(0).exitValue(), text, all.toString(), SweepIT.findings(root), root);
     }
 
     private static void assumeUp() {
