@@ -96,35 +96,35 @@ final class FiInfoEntry {
     private static final int AF_INET = 2;
     private static final int AF_INET6 = 10;
 
-    /** True for a sockaddr source address of 127.0.0.0/8 or ::1. */
     /** The entry's source address when it is IPv4 ("198.18.1.2"), else null (efa's own format, IPv6, none). */
     static String sourceIpv4(MemorySegment e) {
-        long len = fi_info.src_addrlen(e);
-        MemorySegment a = fi_info.src_addr(e);
-        int format = fi_info.addr_format(e);
-        if (a.address() == 0 || len < 8 || (format != LibFabric.FI_SOCKADDR() && format != LibFabric.FI_SOCKADDR_IN())) {
-            return null;
-        }
-        a = a.reinterpret(len);
-        if (a.get(ValueLayout.JAVA_SHORT, 0) != AF_INET) {
+        MemorySegment a = sourceSockaddr(e);
+        if (a == null || a.get(ValueLayout.JAVA_SHORT, 0) != AF_INET) {
             return null;
         }
         return (a.get(ValueLayout.JAVA_BYTE, 4) & 0xff) + "." + (a.get(ValueLayout.JAVA_BYTE, 5) & 0xff) + "."
                 + (a.get(ValueLayout.JAVA_BYTE, 6) & 0xff) + "." + (a.get(ValueLayout.JAVA_BYTE, 7) & 0xff);
     }
 
-    static boolean sourceIsLoopback(MemorySegment e) {
+    /** The entry's source address as a sockaddr of its length, or null where it has none or another format. */
+    private static MemorySegment sourceSockaddr(MemorySegment e) {
         long len = fi_info.src_addrlen(e);
         MemorySegment a = fi_info.src_addr(e);
-        if (a.address() == 0 || len < 8) {
-            return false;
-        }
         int format = fi_info.addr_format(e);
-        if (format != LibFabric.FI_SOCKADDR() && format != LibFabric.FI_SOCKADDR_IN()
-                && format != LibFabric.FI_SOCKADDR_IN6()) {
+        if (a.address() == 0 || len < 8 || (format != LibFabric.FI_SOCKADDR() && format != LibFabric.FI_SOCKADDR_IN()
+                && format != LibFabric.FI_SOCKADDR_IN6())) {
+            return null;
+        }
+        return a.reinterpret(len);
+    }
+
+    /** True for a sockaddr source address of 127.0.0.0/8 or ::1. */
+    static boolean sourceIsLoopback(MemorySegment e) {
+        MemorySegment a = sourceSockaddr(e);
+        if (a == null) {
             return false;
         }
-        a = a.reinterpret(len);
+        long len = a.byteSize();
         int family = a.get(ValueLayout.JAVA_SHORT, 0);
         if (family == AF_INET) {
             return a.get(ValueLayout.JAVA_BYTE, 4) == 127;

@@ -345,8 +345,8 @@ public final class RankGroup implements AutoCloseable {
                 java.net.InetAddress local = link.socket().getLocalAddress();
                 java.net.NetworkInterface nic = java.net.NetworkInterface.getByInetAddress(local);
                 if (nic != null && !nic.isUp()) {
-                    b.append("; this rank's socket to rank ").append(peer).append(" leaves through NIC ")
-                            .append(nic.getName()).append(" (").append(local.getHostAddress()).append("), whose link is down");
+                    b.append("; this rank's socket to rank ").append(peer).append(" leaves through ")
+                            .append(Rendezvous.describe(nic, local));
                 }
             } catch (java.io.IOException | RuntimeException e) {
                 // the line goes out without it

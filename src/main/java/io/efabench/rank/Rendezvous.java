@@ -69,11 +69,15 @@ final class Rendezvous {
             if (nic == null) {
                 return "; no route to it from this node";
             }
-            return "; the route to it leaves through NIC " + nic.getName() + " (" + local.getHostAddress() + "), whose link is "
-                    + (nic.isUp() ? "up" : "down");
+            return "; the route to it leaves through " + describe(nic, local);
         } catch (IOException | RuntimeException e) {
             return "; no route to it from this node (" + (e.getMessage() != null ? e.getMessage() : e) + ")";
         }
+    }
+
+    /** "NIC mgmt0 (198.19.0.2), whose link is down": {@code nic}, which holds {@code local}, and its state. */
+    static String describe(java.net.NetworkInterface nic, java.net.InetAddress local) throws java.net.SocketException {
+        return "NIC " + nic.getName() + " (" + local.getHostAddress() + "), whose link is " + (nic.isUp() ? "up" : "down");
     }
 
     static Member self(RankEnv env, String key) {

@@ -30,7 +30,7 @@ import io.efabench.topology.Sysfs;
  */
 record Fleet(List<String> hosts, List<String> addresses, List<List<String>> domains, List<List<String>> nics,
         List<String> railKeys, String provider, double lineGbps, List<String> railMap, List<String> notes) {
-    /** Nodes named per rail in the rail map printed first; the whole map is in sweep.json. */
+    /** Nodes named per rail in the rail map printed first (the rest counted); sweep.json holds every node's NICs and the rails' keys. */
     static final int RAIL_MAP_NODES = 8;
 
     /** Every rank's host and NICs, in rank order; a one-line refusal where two ranks share a host or no rail is left. */

@@ -164,16 +164,18 @@ public final class Sweep {
             String told = String.join("\n", measure(mine).stream().map(Sweep::encode).toList());
             List<byte[]> all = world.allgather("sweep results of step " + stepIndex, told.getBytes(UTF_8), stepBudget);
             stepIndex++;
-            if (!retest) {
-                firstRound.note(step, all);
+            List<LinkResult> results = new ArrayList<>(step.size());
+            for (Task t : step) {
+                results.add(merge(t, view(all.get(t.a()), t.b(), t.rail()), view(all.get(t.b()), t.a(), t.rail()), retest));
+            }
+            if (!retest && s < stepsPerRound) { // every rank: each must end alike when the first round measured nothing
+                firstRound.note(results);
                 if (s == stepsPerRound - 1) {
                     firstRound.requireSomethingMeasured(fleet);
                 }
             }
             if (me == 0) {
-                for (Task t : step) {
-                    links.add(merge(t, view(all.get(t.a()), t.b(), t.rail()), view(all.get(t.b()), t.a(), t.rail()), retest));
-                }
+                links.addAll(results);
                 progress(s + 1, steps.size(), retest);
             }
         }
@@ -256,16 +258,13 @@ public final class Sweep {
         private int measured;
         private String firstFailure;
 
-        void note(List<Task> step, List<byte[]> all) {
-            for (Task t : step) {
-                PairProbe.View a = view(all.get(t.a()), t.b(), t.rail());
-                PairProbe.View b = view(all.get(t.b()), t.a(), t.rail());
+        void note(List<LinkResult> results) {
+            for (LinkResult r : results) {
                 tried++;
-                String failure = a == null || b == null ? "a node reported nothing" : a.failure() != null ? a.failure() : b.failure();
-                if (failure == null) {
+                if (r.measured()) {
                     measured++;
                 } else if (firstFailure == null) {
-                    firstFailure = failure;
+                    firstFailure = r.failure();
                 }
             }
         }
@@ -294,7 +293,7 @@ public final class Sweep {
     }
 
     /** The pair's result from what each end saw: a's Write, b's Write, a's round trips; the first failure. */
-    private LinkResult merge(Task t, PairProbe.View a, PairProbe.View b, boolean retest) {
+    private static LinkResult merge(Task t, PairProbe.View a, PairProbe.View b, boolean retest) {
         String failure = a == null ? "node " + t.a() + " reported nothing" : a.failure();
         if (failure == null) {
             failure = b == null ? "node " + t.b() + " reported nothing" : b.failure();

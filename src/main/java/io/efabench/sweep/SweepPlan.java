@@ -10,10 +10,10 @@ import java.util.Locale;
  * {@code --seconds} (each direction's Write a quarter warm-up and the timed writes, then a
  * ping-pong of a quarter), and the rest (three trials opened per rail, their rendezvous, the
  * group's barrier and allgather) is {@code --step-seconds} minus that, by default what
- * {@link #MEASURED_OVERHEAD_S} says was measured. The plan is for nodes of their own CPUs, every
+ * {@link #MEASURED_OVERHEAD_S} says was measured ({@code measuredStep}). The plan is for nodes of their own CPUs, every
  * rail at once.
  */
-record SweepPlan(int nodes, int rails, int quick, long seed, double seconds, double stepSeconds) {
+record SweepPlan(int nodes, int rails, int quick, long seed, double seconds, double stepSeconds, boolean measuredStep) {
     /** A step's timed seconds per second of {@code --seconds}: 2 x (1/4 + 1) for the Writes, 1/4 for the ping-pong. */
     static final double TIMED_SECONDS_PER_SECOND = 2.75;
     /**
@@ -62,8 +62,9 @@ record SweepPlan(int nodes, int rails, int quick, long seed, double seconds, dou
         if (nodes == 0 || rails == 0) {
             throw new IllegalArgumentException("--plan wants --nodes and --rails\n" + USAGE);
         }
+        boolean measured = Double.isNaN(step);
         return new SweepPlan(nodes, rails, quick, seed, seconds,
-                Double.isNaN(step) ? TIMED_SECONDS_PER_SECOND * seconds + MEASURED_OVERHEAD_S : step);
+                measured ? TIMED_SECONDS_PER_SECOND * seconds + MEASURED_OVERHEAD_S : step, measured);
     }
 
     /** First-pass steps: one per round, every rail at once. */
@@ -85,8 +86,7 @@ record SweepPlan(int nodes, int rails, int quick, long seed, double seconds, dou
                                 : "every pair", steps, pairs, rails, pairs * rails),
                 String.format(Locale.ROOT, "  a step: %.2f s (%.2f s timed at --seconds %.2f, the rest set-up and waits%s)",
                         stepSeconds, TIMED_SECONDS_PER_SECOND * seconds, seconds,
-                        stepSeconds == TIMED_SECONDS_PER_SECOND * seconds + MEASURED_OVERHEAD_S
-                                ? String.format(Locale.ROOT, ", %.2f s as measured on the testbed", MEASURED_OVERHEAD_S) : ""),
+                        measuredStep ? String.format(Locale.ROOT, ", %.2f s as measured on the testbed", MEASURED_OVERHEAD_S) : ""),
                 String.format(Locale.ROOT, "  first pass: %d steps, %.1f min; second pass, a fault or two: %d steps, %.1f min",
                         steps, steps * stepSeconds / 60, SECOND_PASS_STEPS, SECOND_PASS_STEPS * stepSeconds / 60),
                 String.format(Locale.ROOT, "  expected wall time: %.1f min", expectedSeconds() / 60));

@@ -171,12 +171,18 @@ class SweepIT {
                 + Testbed.sh(TB + "-n2", "nft list table inet efbsweeploss | grep -o 'packets [0-9]*' | tr '\\n' ' '"));
     }
 
+    /**
+     * Every NIC of one node at half the rate: read ~0.5 of the rails' reference, under the shared-CPU
+     * floor (0.6) that clean pairs stay above (0.737 at worst); a quarter of the rate took ~25 s
+     * longer for the same finding.
+     */
     @Test
     void aNodeWithEveryNicSlowIsNamedNotItsPartners() throws Exception {
         assumeUp();
-        Testbed.run(60, "testbed", "shape", TB + "-n2", "0", "100mbit");
-        Testbed.run(60, "testbed", "shape", TB + "-n2", "1", "100mbit");
-        onlyFinding(sweep("slow-node"), "NODE", TB + "-n2", -1);
+        Testbed.run(60, "testbed", "shape", TB + "-n2", "0", "200mbit");
+        Testbed.run(60, "testbed", "shape", TB + "-n2", "1", "200mbit");
+        JsonObject f = onlyFinding(sweep("slow-node"), "NODE", TB + "-n2", -1);
+        System.out.println("slow node: " + f.get("why").getAsString());
     }
 
     @Test

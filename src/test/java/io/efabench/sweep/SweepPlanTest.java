@@ -26,6 +26,12 @@ class SweepPlanTest {
         assertEquals(SweepPlan.TIMED_SECONDS_PER_SECOND * 0.5 + SweepPlan.MEASURED_OVERHEAD_S, p.stepSeconds(), 1e-9);
         SweepPlan given = SweepPlan.parse(new String[] {"--plan", "--nodes", "16", "--rails", "1", "--step-seconds", "10"});
         assertEquals((15 + SweepPlan.SECOND_PASS_STEPS) * 10, given.expectedSeconds(), 1e-9);
+        assertTrue(p.describe().get(1).contains("as measured on the testbed"), p.describe().get(1));
+        // A given step that happens to equal the measured one is still the user's, not the testbed's.
+        String same = Double.toString(SweepPlan.TIMED_SECONDS_PER_SECOND * 0.5 + SweepPlan.MEASURED_OVERHEAD_S);
+        SweepPlan asGiven = SweepPlan.parse(new String[] {"--plan", "--nodes", "4", "--rails", "4", "--seconds", "0.5",
+            "--step-seconds", same});
+        assertTrue(!asGiven.describe().get(1).contains("as measured"), asGiven.describe().get(1));
     }
 
     @Test
