@@ -172,15 +172,16 @@ class SweepIT {
     }
 
     /**
-     * Every NIC of one node at half the rate: read ~0.5 of the rails' reference, under the shared-CPU
-     * floor (0.6) that clean pairs stay above (0.737 at worst); a quarter of the rate took ~25 s
-     * longer for the same finding.
+     * Every NIC of one node at a quarter of the rate. At half the rate (200 Mbit) its pairs read
+     * 0.57-0.59 of the rails' reference, at the shared-CPU floor (0.6), and a CI run named two of
+     * its pairs instead of the node (2026-12-02): a limit of the floor on shared CPUs, not a test
+     * to make faster.
      */
     @Test
     void aNodeWithEveryNicSlowIsNamedNotItsPartners() throws Exception {
         assumeUp();
-        Testbed.run(60, "testbed", "shape", TB + "-n2", "0", "200mbit");
-        Testbed.run(60, "testbed", "shape", TB + "-n2", "1", "200mbit");
+        Testbed.run(60, "testbed", "shape", TB + "-n2", "0", "100mbit");
+        Testbed.run(60, "testbed", "shape", TB + "-n2", "1", "100mbit");
         JsonObject f = onlyFinding(sweep("slow-node"), "NODE", TB + "-n2", -1);
         System.out.println("slow node: " + f.get("why").getAsString());
     }
