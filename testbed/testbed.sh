@@ -24,8 +24,9 @@
 # - /etc/netns/<ns>/hosts (ip netns exec binds it over /etc/hosts: every node resolves every
 #   other by name), and the state under /run/efabench-testbed.
 # No namespace has a default route or a link outside the testbed: traffic stays inside it. Nodes
-# drop packets whose source address belongs to another rail (strict reverse-path filter), as a
-# rail-optimized fabric with one subnet per rail would.
+# drop packets whose source address belongs to another rail (strict reverse-path filter) and answer
+# ARP on a rail only for that rail's address, as a rail-optimized fabric with one subnet per rail
+# would.
 set -uo pipefail
 
 # EFABENCH_TESTBED_NAME: the names' prefix (default efb), so two testbeds can stand side by side.
@@ -226,8 +227,12 @@ cmd_up() {
     for ((i = 1; i <= NODES; i++)); do
         local ns=$PREFIX-n$i
         make_node_ns "$ns"
-        # Strict reverse-path filter ("all" applies to every interface, rails made later included).
-        ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.rp_filter=1 net.ipv4.conf.default.rp_filter=1
+        # Strict reverse-path filter ("all" applies to every interface, rails made later included);
+        # ARP answered and asked only for the interface's own address, as multi-rail hosts are set up
+        # (arp_ignore=1, arp_announce=2): a NIC cabled to another rail's switch then answers nothing
+        # there, rather than claiming its node's address on that rail.
+        ip netns exec "$ns" sysctl -qw net.ipv4.conf.all.rp_filter=1 net.ipv4.conf.default.rp_filter=1 \
+            net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2
         link "$ns" mgmt0 "n${i}m" mgmt "198.19.0.$i/24"
         for ((k = 0; k < RAILS; k++)); do
             link "$ns" "rail$k" "n${i}r$k" "rail$k" "198.18.$k.$i/24"

@@ -8,7 +8,7 @@ package io.efabench.sweep;
  * @param rail   the rail, or -1 for a whole node
  * @param figure the worst figure behind it (Gbps, or microseconds for a round trip; NaN where unmeasured)
  * @param reference what it was held against, in the same unit (NaN where none): the rail's reference for a NIC
- *                  or pair, the rails' median for a slow rail
+ *                  or pair, the rails' median reference for a slow rail
  * @param partner the other node of a PAIR finding, else -1
  */
 public record Finding(Kind kind, int node, int rail, int partner, double figure, double reference, String why) {

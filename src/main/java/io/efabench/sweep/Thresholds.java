@@ -7,12 +7,12 @@ package io.efabench.sweep;
  * figures) when its robust z-score (0.6745 (x - median) / MAD) is also below -{@code zLimit}; a
  * round trip's p50 above {@code latencyFactor} times the rail's median p50 with z above
  * {@code zLimit} (the z-score only where a rail has at least {@value #Z_MIN_FIGURES} NICs: below
- * that a MAD means little). A rail whose median is below {@code referenceFraction} of the median
- * of all rails is flagged as a rail.
+ * that a MAD means little). A rail whose reference is below {@code referenceFraction} of the
+ * median of all rails' references is flagged as a rail.
  *
  * @param lineGbps          line rate of one NIC in Gbps; 0 where unknown (then only the relative floor holds)
  * @param lineFraction      absolute floor, a fraction of {@code lineGbps}
- * @param referenceFraction relative floor, a fraction of the rail's reference (and of the rails' median for a rail)
+ * @param referenceFraction relative floor, a fraction of the rail's reference (and, for a rail's reference, of the rails' median reference)
  * @param zLimit            how many robust standard deviations a flagged figure lies from the median
  * @param latencyFactor  how many times the rail's median p50 a flagged round trip takes
  */

@@ -1,6 +1,7 @@
 package io.efabench.it;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -222,8 +223,12 @@ class NetworkFaultsIT {
             assertTrue(m.find(), "a recovered stall is said, naming rail1:\n" + o.all);
             trialsKept(id, "[SinglePin, MultiPin]", o.all);
         } else {
+            // Failed after the link came back (TCP's backoff outlasting the deadline): the lines name
+            // the NIC but not as down. A link that never came back reads "is down" and fails here.
             allExitedInTime(o);
             assertTrue(o.lines(0).contains("NIC rail1") && o.lines(1).contains("NIC rail1"), "a failed flap names the NIC:\n"
+                    + o.all);
+            assertFalse((o.lines(0) + o.lines(1)).contains("is down"), "the flap's link was up again at the deadline:\n"
                     + o.all);
         }
     }

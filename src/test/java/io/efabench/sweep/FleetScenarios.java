@@ -70,6 +70,18 @@ final class FleetScenarios {
         });
     }
 
+    /** Two faults at once: one NIC at {@code f} and, on another node, every NIC at {@code f}. */
+    static Scenario nicAndNode(double f) {
+        return of("one NIC and another node at " + f, (n, r, pick) -> {
+            int i = pick.nextInt(n);
+            int j = (i + 1 + pick.nextInt(n - 1)) % n;
+            int k = pick.nextInt(r);
+            List<String> want = new ArrayList<>(List.of("NIC " + i + " rail " + k, "NODE " + j));
+            want.sort(null);
+            return new Case((node, rail, pass) -> node == j || (node == i && rail == k) ? f : 1, List.copyOf(want));
+        });
+    }
+
     /** Every NIC at {@code f}: only a known line rate can tell; every rail is named. */
     static Scenario uniform(double f) {
         return of("every NIC at " + f, (n, r, pick) -> {

@@ -78,7 +78,7 @@ final class FleetSimulation {
         System.out.println(HEADER);
         List<Scenario> faults = List.of(FleetScenarios.clean(), FleetScenarios.nic(0), FleetScenarios.nic(0.5),
                 FleetScenarios.nic(0.6), FleetScenarios.nic(0.7), FleetScenarios.nic(0.8), FleetScenarios.node(0.5),
-                FleetScenarios.rail(0.5), FleetScenarios.twoNicsOneRail(0.6), FleetScenarios.flaky(0.5),
+                FleetScenarios.rail(0.5), FleetScenarios.twoNicsOneRail(0.6), FleetScenarios.nicAndNode(0.5), FleetScenarios.flaky(0.5),
                 FleetScenarios.slowRoundTrips(3));
         for (double spread : new double[] {0.03, 0.08}) {
             Model noLine = new Model(100, 1.0, spread, 20);

@@ -65,6 +65,18 @@ class FleetSimulationTest {
         allExact(FleetSimulation.run(FleetScenarios.rail(0.5), 128, 32, Plan.quick(3), CLEAN_3, false, 5, 1));
     }
 
+    /**
+     * Two faults at once, a NIC and another node: both named, nothing else (the testbed's 4 x 2,
+     * 4 x 4 and a fleet). At 4 nodes the slow node's NICs are a quarter of each rail, the NIC's
+     * rail has two slow NICs of four.
+     */
+    @Test
+    void aNicAndANodeAtOnceAreBothNamed() {
+        allExact(FleetSimulation.run(FleetScenarios.nicAndNode(0.25), 4, 2, Plan.TOURNAMENT, CLEAN_3, false, 200, 1));
+        allExact(FleetSimulation.run(FleetScenarios.nicAndNode(0.25), 4, 4, Plan.TOURNAMENT, CLEAN_3, false, 200, 1));
+        allExact(FleetSimulation.run(FleetScenarios.nicAndNode(0.5), 128, 32, Plan.quick(3), CLEAN_3, false, 5, 1));
+    }
+
     /** The round-trip rule meets a slow link (JudgeTest's matrices only ever moved it with bandwidth). */
     @Test
     void aNicWithSlowRoundTripsIsNamed() {
