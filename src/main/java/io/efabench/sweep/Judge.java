@@ -173,7 +173,7 @@ public final class Judge {
         }
         int k = l.rail();
         // A lossy link is often slow too: both are said, the tail after the bandwidth.
-        String lossy = l.p99us() >= Thresholds.LOSS_TAIL_US && l.p99us() >= Thresholds.LOSS_TAIL_FACTOR * tail[k]
+        String lossy = lossyTail(l)
                 ? String.format("round trip p99 %.1f ms >= %.0f ms and %.0f x the rail's %.2f ms: a retransmission's wait"
                         + " (a lossy link)", l.p99us() / 1e3, Thresholds.LOSS_TAIL_US / 1e3, Thresholds.LOSS_TAIL_FACTOR,
                         tail[k] / 1e3)
@@ -189,6 +189,11 @@ public final class Judge {
             return String.format("round trip p50 %.1f us > %.1f x the rail's median %.1f us", l.p50us(), th.latencyFactor(), s.median);
         }
         return null;
+    }
+
+    /** Whether measured link {@code l}'s round-trip p99 is a lost packet's wait ({@link Thresholds#LOSS_TAIL_US}). */
+    private boolean lossyTail(LinkResult l) {
+        return l.measured() && l.p99us() >= Thresholds.LOSS_TAIL_US && l.p99us() >= Thresholds.LOSS_TAIL_FACTOR * tail[l.rail()];
     }
 
     /**
@@ -361,9 +366,15 @@ public final class Judge {
             }
             int node = best;
             boolean unreachable = unexplained.stream().filter(l -> l.has(node)).allMatch(l -> !l.measured());
+            // A lossy NIC's slowest link may have had no loss in its short ping-pong while others
+            // did: the tail is said wherever one of its links showed it (the cause, beside the figure).
+            String worstFlag = flag(worst);
+            long lossy = unexplained.stream().filter(l -> l.has(node) && lossyTail(l)).count();
+            String tailNote = lossy > 0 && !worstFlag.contains("(a lossy link)")
+                    ? "; " + lossy + " of its failing links wait out a retransmission at p99 (a lossy link)" : "";
             nics.add(new Finding(Finding.Kind.NIC, best, k, -1, worst(worst), reference[k],
                     (unreachable ? "unreachable on rail " + k + " from " : "failed with ")
-                            + failedWith[best] + " of " + all[best] + " partners; worst: " + flag(worst)));
+                            + failedWith[best] + " of " + all[best] + " partners; worst: " + worstFlag + tailNote));
             unexplained.removeIf(l -> l.has(node));
         }
         Set<Long> named = new HashSet<>();

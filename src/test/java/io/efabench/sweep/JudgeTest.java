@@ -118,6 +118,31 @@ class JudgeTest {
                 "a rail whose every tail is long has no lossy NIC to name by it");
     }
 
+    /**
+     * A lossy NIC whose links are slow too (2% loss on the testbed read 0.08-0.2 Gbps against 0.36
+     * one day, 2026-12-02), its slowest link without a lost packet in its short ping-pong: named by
+     * its bandwidth, and the tail its other links showed is said beside it.
+     */
+    @Test
+    void aSlowLossyNicSaysItsTailWhereItsSlowestLinkHadNone() {
+        Thresholds sharedCpus = new Thresholds(0, Thresholds.LINE_FRACTION, Thresholds.SHARED_CPUS_REFERENCE_FRACTION,
+                Thresholds.Z_LIMIT, Double.POSITIVE_INFINITY);
+        List<LinkResult> links = new ArrayList<>();
+        for (Schedule.Round r : Schedule.tournament(4)) {
+            for (Schedule.Pair p : r.pairs()) {
+                boolean lossy = p.a() == 1 || p.b() == 1;
+                double g = lossy ? (p.a() + p.b() == 3 ? 0.08 : 0.2) : RATE * jitter(); // 1-2 the slowest
+                int p99 = lossy && p.a() + p.b() != 3 ? 212_000 : 900;
+                links.add(new LinkResult(p.a(), p.b(), 0, g, g, 40, p99, null, false));
+            }
+        }
+        List<Finding> f = new Judge(4, 1, sharedCpus, links, Map.of()).findings();
+        assertEquals(1, f.size(), f.toString());
+        assertEquals(1, f.get(0).node());
+        assertTrue(f.get(0).why().contains("1->2 0.080") && f.get(0).why().contains("2 of its failing links wait out a"
+                + " retransmission at p99 (a lossy link)"), f.get(0).why());
+    }
+
     /** 128 nodes: every pair on 2 rails (16256 measurements) judged, one NIC named among them. */
     @Test
     void aBigFleetIsJudgedAndItsOneBadNicNamed() {
