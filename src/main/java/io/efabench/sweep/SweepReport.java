@@ -38,10 +38,14 @@ final class SweepReport {
             Files.writeString(dir.resolve("findings.txt"), table);
             Files.writeString(dir.resolve("sweep.json"), json(fleet, links, judge, findings, dead, o, wallSeconds));
             Files.writeString(dir.resolve("sweep.csv"), csv(fleet, links, judge));
-            for (int k = 0; k < fleet.rails(); k++) {
+            // A runtime made with jlink may leave java.desktop out (the charts need java.awt): the
+            // findings are written, the heatmaps skipped with a line, the verdict unchanged.
+            boolean charts = ModuleLayer.boot().findModule("java.desktop").isPresent();
+            for (int k = 0; charts && k < fleet.rails(); k++) {
                 heatmap(fleet, links, k, dir.resolve("heatmap-rail" + k + ".png"));
             }
-            out.println("sweep: wrote " + dir + " (findings.txt, sweep.json, sweep.csv, heatmap-rail*.png)");
+            out.println("sweep: wrote " + dir + " (findings.txt, sweep.json, sweep.csv" + (charts ? ", heatmap-rail*.png)"
+                    : "; no heatmaps: this Java runtime has no java.desktop module)"));
         } catch (IOException e) {
             out.println("sweep: cannot write " + dir + ": " + e.getMessage());
         }
