@@ -27,9 +27,12 @@ import io.efabench.topology.Sysfs;
  * One rank per node. {@code lineGbps}: one NIC's line rate where it is known (efa: the instance
  * type's published rate; verbs: the port speed the NICs report), the lowest of all nodes; 0
  * elsewhere (tcp reports its interface's speed, which its goodput does not approach).
+ * {@code localPci}: this node's own NICs' PCI addresses by domain (not told to the others), where
+ * the provider gives one: what places each rail's NIC next to a GPU.
  */
 record Fleet(List<String> hosts, List<String> addresses, List<List<String>> domains, List<List<String>> nics,
-        List<String> railKeys, String provider, double lineGbps, List<String> railMap, List<String> notes) {
+        List<String> railKeys, String provider, double lineGbps, List<String> railMap, List<String> notes,
+        Map<String, io.efabench.topology.PciAddress> localPci) {
     /** Nodes named per rail in the rail map printed first (the rest counted); sweep.json holds every node's NICs and the rails' keys. */
     static final int RAIL_MAP_NODES = 8;
 
@@ -37,7 +40,9 @@ record Fleet(List<String> hosts, List<String> addresses, List<List<String>> doma
     static Fleet gather(RankGroup world, Duration timeout) {
         List<String> named = NicSelection.fromEnvironment();
         String me;
+        Map<String, io.efabench.topology.PciAddress> localPci = new TreeMap<>();
         try (Discovery d = Discovery.discover(false, NicPath.fromEnvironment(), List.of())) {
+            d.nics().stream().filter(n -> n.pci() != null).forEach(n -> localPci.put(n.domainName(), n.pci()));
             List<Rails.Nic> mine;
             double line = Double.MAX_VALUE;
             if (named.isEmpty()) {
@@ -116,7 +121,8 @@ record Fleet(List<String> hosts, List<String> addresses, List<List<String>> doma
             nics.add(row.stream().map(n -> n == null ? null : n.described()).toList());
         }
         return new Fleet(List.copyOf(hosts), java.util.Collections.unmodifiableList(addresses), copy(domains), copy(nics),
-                map.keys(), providers.get(0), fleetLine, Rails.describe(map, hosts, RAIL_MAP_NODES), map.notes());
+                map.keys(), providers.get(0), fleetLine, Rails.describe(map, hosts, RAIL_MAP_NODES), map.notes(),
+                Map.copyOf(localPci));
     }
 
     /** Separates a NIC's fields on the wire (a NIC's description holds spaces and parentheses). */

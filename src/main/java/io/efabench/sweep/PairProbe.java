@@ -16,7 +16,7 @@ import io.efabench.topology.NicCounters;
 
 /**
  * One node's part in measuring one pair on one rail, on NIC {@code rail} of both nodes
- * ({@link TrialSpec#nic}): the lower node's Write (SINGLE,
+ * ({@link TrialSpec#nic}), from and to host memory or the GPU nearest that NIC ({@link RailMemory}): the lower node's Write (SINGLE,
  * remote completion, the workload's own checked pass) to the higher, the higher's to the lower,
  * then a 64 B ping-pong the lower leads, every round trip timed. Three trials of two ranks, each
  * formed in this process: two workloads on one channel would take each other's receives, and
@@ -37,10 +37,15 @@ final class PairProbe {
     }
 
     private final SweepOptions o;
+    /** The buffers' memory and GPU (-1: none, or the local rank's), this rail's ({@link RailMemory}). */
+    private final MemoryKind memory;
+    private final int gpu;
     private final long[] rtt = new long[MAX_SAMPLES];
 
-    PairProbe(SweepOptions o) {
+    PairProbe(SweepOptions o, MemoryKind memory, int gpu) {
         this.o = o;
+        this.memory = memory;
+        this.gpu = gpu;
     }
 
     /**
@@ -95,7 +100,7 @@ final class PairProbe {
     private FabricTrial open(int rank, String leaderHost, int port, String key, String nic, int rail) {
         RankEnv env = new RankEnv(rank, 2, 0, 1, leaderHost, port, "sweep");
         return FabricTrial.open(TrialIdentity.outsideJmh("sweep", key, env, o.timeout()),
-                TrialSpec.of(MemoryKind.HOST).nic(nic, rail));
+                TrialSpec.of(memory).nic(nic, rail).gpu(gpu));
     }
 
     /** Rank 0 of a Write: warm, then timed rounds for the option's seconds; {gbps, NIC bytes ratio}. */

@@ -50,6 +50,8 @@ public final class Sweep {
     /** One probe per rail (each has its own round-trip buffer): a node measures its rails at once. */
     private final PairProbe[] probes;
     private final int me;
+    /** This node's probes' memory: host, or each rail's nearest GPU. */
+    private final RailMemory memory;
     /** Rank 0: every pair's result so far. */
     private final List<LinkResult> links = new ArrayList<>();
     private final Duration stepBudget;
@@ -64,11 +66,12 @@ public final class Sweep {
         this.o = o;
         this.railsAtOnce = o.railsAtOnce(fleet.rails(), sharedCpus);
         this.stepsPerRound = (fleet.rails() + railsAtOnce - 1) / railsAtOnce;
+        this.me = world.rank();
+        this.memory = RailMemory.of(o.memory(), fleet, me);
         this.probes = new PairProbe[fleet.rails()];
         for (int k = 0; k < probes.length; k++) {
-            probes[k] = new PairProbe(o);
+            probes[k] = new PairProbe(o, memory.kind(), memory.gpuOfRail()[k]);
         }
-        this.me = world.rank();
         // A step: two trials' rendezvous and waits, each bounded by the timeout, and the timed writes.
         this.stepBudget = o.timeout().multipliedBy(5).plus(o.seconds().multipliedBy(4));
         this.knownLineGbps = fleet.lineGbps();
@@ -133,6 +136,7 @@ public final class Sweep {
                     io.efabench.harness.Sizes.label(o.size()), o.window(), o.seconds().toMillis());
             fleet.railMap().forEach(s -> System.out.println("sweep: " + s));
             fleet.notes().forEach(s -> System.out.println("sweep: " + s));
+            System.out.println("sweep: " + fleet.hosts().get(me) + ": " + memory.said());
             if (sharedCpus) {
                 System.out.println("sweep: EFABENCH_YIELD=1 (the ranks share CPUs): round trips are reported, not judged");
             }

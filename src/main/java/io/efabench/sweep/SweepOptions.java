@@ -20,16 +20,19 @@ import io.efabench.rank.RankGroup;
  * @param referenceFraction --reference-fraction; NaN where not given ({@link #thresholds} picks the default)
  * @param out      where rank 0 writes the findings, matrix and heatmaps (null: results/sweep-TIME)
  * @param railsAtOnce how many rails a pair measures together (0: not given; {@link #railsAtOnce(int, boolean)} decides)
+ * @param memory   where the probes' buffers live: "host", "device" (each rail on the GPU nearest its NIC), or
+ *                 "auto" (device where this node has a GPU, as training traffic moves GPU memory; host elsewhere)
  */
 public record SweepOptions(int quick, long seed, long size, int window, Duration seconds, Duration timeout, double lineGbps,
-        double lineFraction, double referenceFraction, double zLimit, double latencyFactor, Path out, int railsAtOnce) {
+        double lineFraction, double referenceFraction, double zLimit, double latencyFactor, Path out, int railsAtOnce,
+        String memory) {
     /** Below this share of the written bytes on the NIC's own counters, the writes took another way (efa: shm). */
     static final double MIN_NIC_BYTES_RATIO = 0.95;
     static final int DEFAULT_TIMEOUT_S = 20;
     static final String USAGE = """
             usage: ./run-jmh.sh sweep [--quick [N]] [--seed S] [--size SIZE] [--window W] [--seconds S]
                                       [--timeout S] [--line-gbps G] [--line-fraction F] [--reference-fraction F] [--z Z]
-                                      [--latency-factor X] [--rails-at-once N] [--out DIR]
+                                      [--latency-factor X] [--rails-at-once N] [--memory auto|host|device] [--out DIR]
               --quick [N]          N random perfect matchings (default 3) instead of every pair
               --size SIZE          each write (default 1M); --window W writes in flight (default 8)
               --seconds S          each direction's timed writes (default 1)
@@ -42,6 +45,8 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
               --latency-factor X   a round trip's p50 above X times the rail's median (default 2)
               --rails-at-once N    rails a pair measures together (default all; 1 where the ranks share
                                    CPUs, EFABENCH_YIELD=1: there more at once only take turns on the cores)
+              --memory M           the probes' buffers: device (each rail's on the GPU nearest its NIC),
+                                   host, or auto (default: device where the node has a GPU, else host)
             ./run-jmh.sh sweep --plan --nodes N --rails M [--quick [K]] [--seconds S] [--step-seconds X]
                                    the rounds and steps for such a fleet and the wall time to expect; no fleet needed
             exit status: 0 nothing flagged, 1 something named, 2 bad input""";
@@ -59,6 +64,7 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
         double latency = Thresholds.LATENCY_FACTOR;
         Path out = null;
         int railsAtOnce = 0;
+        String memory = "auto";
         String env = System.getenv("EFABENCH_TIMEOUT_S");
         double timeout = env == null || env.isBlank() ? DEFAULT_TIMEOUT_S : RankGroup.defaultTimeout().toMillis() / 1e3;
         for (int i = 0; i < args.length; i++) {
@@ -85,12 +91,18 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
                 case "--out" -> out = Path.of(value(args, ++i, a));
                 case "--rails-at-once" -> railsAtOnce = positive(a, value(args, ++i, a));
                 case "--timeout" -> timeout = number(a, value(args, ++i, a), 1, 86400);
+                case "--memory" -> {
+                    memory = value(args, ++i, a);
+                    if (!memory.matches("auto|host|device")) {
+                        throw new IllegalArgumentException("sweep: --memory " + memory + ": auto, host or device");
+                    }
+                }
                 default -> throw new IllegalArgumentException("sweep: unknown option '" + a + "'\n" + USAGE);
             }
         }
         return new SweepOptions(quick, seed, size, window, Duration.ofMillis((long) (seconds * 1000)),
                 Duration.ofMillis((long) (timeout * 1000)),
-                line, lineFraction, referenceFraction, z, latency, out, railsAtOnce);
+                line, lineFraction, referenceFraction, z, latency, out, railsAtOnce, memory);
     }
 
     /**
@@ -119,7 +131,7 @@ public record SweepOptions(int quick, long seed, long size, int window, Duration
     /** What every rank must agree on: the rendezvous refuses ranks started with other options. */
     String key() {
         return "sweep quick=" + quick + " seed=" + seed + " size=" + size + " window=" + window + " seconds=" + seconds.toMillis()
-                + " rails-at-once=" + railsAtOnce;
+                + " rails-at-once=" + railsAtOnce + " memory=" + memory;
     }
 
     private static long sizeOf(String v) {

@@ -111,6 +111,7 @@ final class SweepReport {
         opts.addProperty("size_bytes", o.size());
         opts.addProperty("window", o.window());
         opts.addProperty("seconds", o.seconds().toMillis() / 1e3);
+        opts.addProperty("memory", o.memory());
         Thresholds th = judge.thresholds();
         opts.addProperty("line_gbps", th.lineGbps());
         opts.addProperty("line_fraction", th.lineFraction());

@@ -100,6 +100,36 @@ public final class NicPlacement {
         return out;
     }
 
+    /**
+     * The GPU nearest a NIC, the other way round from {@link #plan}: the index in {@code gpus} (one
+     * per visible CUDA ordinal; null where sysfs does not place it) sharing the most upstream
+     * bridges with {@code nic}, among equals at host-bridge level or less one on the NIC's NUMA
+     * node, the first of the rest. Without a place for the NIC (tcp over a virtual NIC) or for any
+     * GPU: {@code fallback} modulo the GPUs (the sweep passes the rail, so rails spread over them).
+     */
+    public static int nearestGpu(PciDevice nic, List<PciDevice> gpus, int fallback) {
+        if (gpus.isEmpty()) {
+            throw new IllegalArgumentException("no GPU to choose from");
+        }
+        int best = -1;
+        int bestDepth = -1;
+        boolean bestSameNode = false;
+        for (int i = 0; nic != null && i < gpus.size(); i++) {
+            PciDevice g = gpus.get(i);
+            if (g == null) {
+                continue;
+            }
+            int d = nic.sharedDepth(g);
+            boolean sameNode = nic.numaNode() >= 0 && nic.numaNode() == g.numaNode();
+            if (d > bestDepth || (d == bestDepth && d <= 1 && sameNode && !bestSameNode)) {
+                best = i;
+                bestDepth = d;
+                bestSameNode = sameNode;
+            }
+        }
+        return best >= 0 ? best : Math.floorMod(fallback, gpus.size());
+    }
+
     /** NICs sharing the most upstream bridges with {@code gpu}; among equals at host-bridge level or less, its NUMA node's. */
     private static List<Integer> nearestTo(PciDevice gpu, List<PciDevice> nics) {
         int best = -1;

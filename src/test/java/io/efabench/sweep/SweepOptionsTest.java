@@ -43,10 +43,19 @@ class SweepOptionsTest {
         assertEquals(Double.POSITIVE_INFINITY, o.thresholds(0, true).latencyFactor(), "round trips not judged on shared CPUs");
     }
 
+    /** Device memory where the node has a GPU unless told; what every rank must agree on includes it. */
+    @Test
+    void memoryIsAutoByDefaultAndPartOfTheKey() {
+        assertEquals("auto", SweepOptions.parse(new String[0]).memory());
+        SweepOptions host = SweepOptions.parse(new String[] {"--memory", "host"});
+        assertEquals("host", host.memory());
+        assertTrue(host.key().contains("memory=host"), host.key());
+    }
+
     @Test
     void badInputIsOneLine() {
         for (List<String> bad : List.of(List.of("--size", "12Q"), List.of("--quick", "0"), List.of("--reference-fraction", "2"),
-                List.of("--frobnicate"), List.of("--seconds"))) {
+                List.of("--frobnicate"), List.of("--seconds"), List.of("--memory", "gpu"))) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> SweepOptions.parse(bad.toArray(String[]::new)), bad.toString());
             assertTrue(e.getMessage().startsWith("sweep: "), e.getMessage());

@@ -49,6 +49,21 @@ class NicPlacementTest {
         assertNotEquals(nicsOfGpu(f, 0), List.of(0, 1, 2, 3));
     }
 
+    /** The sweep's way round: each of a p5's 32 EFAs to the GPU under whose switch it sits; unplaced NICs by rail. */
+    @Test
+    void p5EachEfaIsNearestTheGpuOfItsSwitch(@TempDir Path dir) {
+        SysfsFixture f = SysfsFixture.p5(dir);
+        Sysfs sysfs = new Sysfs(f.root);
+        List<PciDevice> gpus = placed(sysfs, f.gpus);
+        List<PciDevice> nics = placed(sysfs, f.nics);
+        for (int i = 0; i < nics.size(); i++) {
+            assertEquals(f.nicGpu.get(i), NicPlacement.nearestGpu(nics.get(i), gpus, i), "EFA " + f.nics.get(i));
+        }
+        assertEquals(5 % 8, NicPlacement.nearestGpu(null, gpus, 5), "a NIC sysfs does not place: rail modulo the GPUs");
+        assertEquals(1, NicPlacement.nearestGpu(nics.get(0), java.util.Arrays.asList(null, null, null), 7));
+        assertThrows(IllegalArgumentException.class, () -> NicPlacement.nearestGpu(null, List.of(), 0));
+    }
+
     @Test
     void p5enEachRankGetsTheTwoEfasOfItsGpu(@TempDir Path dir) {
         SysfsFixture f = SysfsFixture.p5en(dir);

@@ -69,6 +69,11 @@ public final class TrialGpu implements AutoCloseable {
      * share them round-robin where {@code sharing} allows, else this is refused with one line.
      */
     public static TrialGpu open(RankEnv env, Sharing sharing, Duration timeout) {
+        return open(env, sharing, timeout, -1);
+    }
+
+    /** As {@link #open(RankEnv, Sharing, Duration)}, on visible GPU {@code ordinal} where it is not -1. */
+    public static TrialGpu open(RankEnv env, Sharing sharing, Duration timeout, int ordinal) {
         Cuda.unavailableReason().ifPresent(reason -> {
             throw new BenchmarkSetupException(reason);
         });
@@ -77,14 +82,16 @@ public final class TrialGpu implements AutoCloseable {
             throw new BenchmarkSetupException("no GPU visible to rank " + env.rank() + CudaDevice.visibleDevicesNote());
         }
         int local = Math.max(env.localWorldSize(), env.localRank() + 1);
-        int ordinal = ordinalFor(env.localRank(), local, visible, sharing);
-        CudaDevice device = CudaDevice.get(ordinal);
+        if (ordinal >= visible) {
+            throw new BenchmarkSetupException("GPU " + ordinal + " asked for, " + visible + " visible" + CudaDevice.visibleDevicesNote());
+        }
+        CudaDevice device = CudaDevice.get(ordinal >= 0 ? ordinal : ordinalFor(env.localRank(), local, visible, sharing));
         CudaContext context = CudaContext.retainPrimary(device);
         CudaStream stream = null;
         try {
             stream = CudaStream.create(context);
             PatternKernels pattern = new PatternKernels(context);
-            return new TrialGpu(device, context, stream, pattern, visible < local, visible, timeout);
+            return new TrialGpu(device, context, stream, pattern, ordinal < 0 && visible < local, visible, timeout);
         } catch (RuntimeException e) {
             if (stream != null) {
                 stream.close();
@@ -92,6 +99,16 @@ public final class TrialGpu implements AutoCloseable {
             context.close();
             throw e;
         }
+    }
+
+    /** The PCI bus id of every visible GPU, by CUDA ordinal (e.g. {@code 0000:4F:00.0}). */
+    public static List<String> visiblePciBusIds() {
+        int visible = CudaDevice.visibleCount();
+        List<String> ids = new java.util.ArrayList<>(visible);
+        for (int i = 0; i < visible; i++) {
+            ids.add(CudaDevice.get(i).pciBusId());
+        }
+        return ids;
     }
 
     /** Visible GPU ordinal of local rank {@code localRank} among {@code localRanks}. */

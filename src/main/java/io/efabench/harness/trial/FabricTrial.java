@@ -102,7 +102,7 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
         iterations = new TrialIterations(group);
         TrialOpening.identifyOnCallBoard(group, timeout);
         try {
-            gpu = TrialOpening.gpu(memory, env, timeout, config, rank);
+            gpu = TrialOpening.gpu(memory, env, timeout, config, rank, spec.gpu());
             if (gpu != null) {
                 resources.push(TrialResources.Tier.GPU, gpu);
             }

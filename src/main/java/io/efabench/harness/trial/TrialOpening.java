@@ -26,16 +26,16 @@ final class TrialOpening {
      * present, like the seed's pinned buffers. Ranks of a node share GPUs when there are fewer
      * GPUs than local ranks (provenance says so).
      */
-    static TrialGpu gpu(MemoryKind memory, RankEnv env, Duration timeout, String config, int rank) {
+    static TrialGpu gpu(MemoryKind memory, RankEnv env, Duration timeout, String config, int rank, int ordinal) {
         if (memory == MemoryKind.DEVICE) {
             try {
-                return TrialGpu.open(env, TrialGpu.Sharing.ALLOWED, timeout);
+                return TrialGpu.open(env, TrialGpu.Sharing.ALLOWED, timeout, ordinal);
             } catch (BenchmarkSetupException | io.efabench.cuda.CudaException e) {
                 throw new BenchmarkSetupException(config + " moves GPU memory, but rank " + rank + " has no usable GPU: "
                         + e.getMessage());
             }
         }
-        return TrialGpu.present() ? TrialGpu.open(env, TrialGpu.Sharing.ALLOWED, timeout) : null;
+        return TrialGpu.present() ? TrialGpu.open(env, TrialGpu.Sharing.ALLOWED, timeout, ordinal) : null;
     }
 
     /**

@@ -9,12 +9,14 @@ import io.efabench.harness.MemoryKind;
  * ("nic" or "auto"; null: EFABENCH_PATH or the default); and which NIC it opens ({@code nic}: a
  * libfabric domain name, EFABENCH_NICS aside; null: the rank's own, as EFABENCH_NICS and
  * placement give them) and the rail that NIC is on, as failure lines name it ({@code rail}; -1:
- * channel k is rail k modulo the rank's NICs).
+ * channel k is rail k modulo the rank's NICs); and the GPU its buffers live on ({@code gpu}: a
+ * visible CUDA ordinal; -1: the local rank's, as {@link io.efabench.harness.memory.TrialGpu} picks).
  */
-public record TrialSpec(MemoryKind memory, String channels, int minRanks, String config, String path, String nic, int rail) {
+public record TrialSpec(MemoryKind memory, String channels, int minRanks, String config, String path, String nic, int rail,
+        int gpu) {
     /** Payload in {@code memory}, channels "auto", at least 2 ranks, no config name, the path from the environment. */
     public static TrialSpec of(MemoryKind memory) {
-        return new TrialSpec(memory, "auto", 2, null, null, null, -1);
+        return new TrialSpec(memory, "auto", 2, null, null, null, -1, -1);
     }
 
     /**
@@ -22,18 +24,23 @@ public record TrialSpec(MemoryKind memory, String channels, int minRanks, String
      * whatever EFABENCH_NICS and placement say.
      */
     public TrialSpec nic(String domain, int rail) {
-        return new TrialSpec(memory, "1", minRanks, config, path, domain, rail);
+        return new TrialSpec(memory, "1", minRanks, config, path, domain, rail, gpu);
     }
 
     public TrialSpec channels(String value) {
-        return new TrialSpec(memory, value, minRanks, config, path, nic, rail);
+        return new TrialSpec(memory, value, minRanks, config, path, nic, rail, gpu);
     }
 
     public TrialSpec config(String name) {
-        return new TrialSpec(memory, channels, minRanks, name, path, nic, rail);
+        return new TrialSpec(memory, channels, minRanks, name, path, nic, rail, gpu);
     }
 
     public TrialSpec path(String value) {
-        return new TrialSpec(memory, channels, minRanks, config, value, nic, rail);
+        return new TrialSpec(memory, channels, minRanks, config, value, nic, rail, gpu);
+    }
+
+    /** Buffers on visible GPU {@code ordinal} (the sweep's: the GPU nearest the rail's NIC), whatever the local rank. */
+    public TrialSpec gpu(int ordinal) {
+        return new TrialSpec(memory, channels, minRanks, config, path, nic, rail, ordinal);
     }
 }
