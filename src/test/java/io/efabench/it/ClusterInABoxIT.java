@@ -158,18 +158,34 @@ class ClusterInABoxIT {
     }
 
     private static Links links(double rateGbps) throws Exception {
-        String alone = run(120, "testbed", "links", "--seconds", "1");
-        String together = run(120, "testbed", "links", "--seconds", "1", "--together");
-        double[] a = goodputs(alone);
-        double[] t = goodputs(together);
-        Links l = new Links(a, t, alone + together);
-        for (int k = 0; k < RAILS; k++) {
-            assertTrue(a[k] <= ceilingGbps(rateGbps) && t[k] <= ceilingGbps(rateGbps), "a TCP stream above its link's ceiling "
-                    + ceilingGbps(rateGbps) + ": " + l + "\n" + l.text());
-            // TCP over a 1500-byte MTU carries at most 1448/1514 of the L2 rate tbf shapes.
-            assertTrue(a[k] > 0.7 * rateGbps, "link goodput out of range: " + l + "\n" + l.text());
+        List<String> seen = new ArrayList<>();
+        for (int attempt = 1; ; attempt++) {
+            String alone = run(120, "testbed", "links", "--seconds", "1");
+            String together = run(120, "testbed", "links", "--seconds", "1", "--together");
+            double[] a = goodputs(alone);
+            double[] t = goodputs(together);
+            Links l = new Links(a, t, alone + together);
+            boolean inRange = true;
+            for (int k = 0; k < RAILS; k++) {
+                // The ceiling is exact and never measured again: TCP over a 1500-byte MTU carries at most
+                // 1448/1514 of the L2 rate tbf shapes.
+                assertTrue(a[k] <= ceilingGbps(rateGbps) && t[k] <= ceilingGbps(rateGbps), "a TCP stream above its link's"
+                        + " ceiling " + ceilingGbps(rateGbps) + ": " + l + "\n" + l.text());
+                inRange &= a[k] > 0.7 * rateGbps;
+            }
+            // A stream alone under 0.7 of the rate is a broken testbed, or a second of the 2 cores
+            // taken elsewhere (a CI run read 0.119 and 0.107 at 200 Mbit alone, 0.138 and 0.140
+            // together, 2026-12-02): measured again, at most 3 times, every attempt printed.
+            seen.add("links attempt " + attempt + "/3: " + l);
+            System.out.println("floors: " + seen.getLast());
+            if (inRange) {
+                return l;
+            }
+            if (attempt == 3) {
+                throw new AssertionError("link goodput under 0.7 x " + rateGbps + " Gbps alone in 3 attempts:\n"
+                        + String.join("\n", seen) + "\n" + l.text());
+            }
         }
-        return l;
     }
 
     private static double[] goodputs(String links) {
