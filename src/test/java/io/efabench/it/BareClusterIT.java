@@ -125,10 +125,13 @@ class BareClusterIT {
     @Test
     void aCleanFleetIsTwoRailsInSubnetOrderAndNamesNothing() throws Exception {
         assumeUp();
-        // Both rails at once (on shared CPUs the default is one at a time): the path a fleet of its own CPUs takes.
-        Sweep s = sweep("clean", "--rails-at-once", "2");
+        // The shared-CPU default, one rail at a time. Both at once on these 2 cores, a fresh clone's
+        // CI (49d3d43, 2026-12-02) named a clean pair at 0.54 of its rail's reference in both passes:
+        // 8 busy rank-rails taking turns. Rails at once are measured where each node has its own
+        // CPUs (the 4 x 4 testbed on 16 CPUs: docs/PERFORMANCE.md, "The sweep's step and plan").
+        Sweep s = sweep("clean");
         assertTrue(s.out().contains("sweep: 4 nodes, 2 rails (tcp"), s.logs());
-        assertTrue(s.out().contains("every rail at once"), s.logs());
+        assertTrue(s.out().contains("1 rail(s) at a time"), s.logs());
         // ens6 (rail 1's subnet) is listed first on every node; lo is on no other node's wire.
         assertTrue(s.out().contains("rail 0 (198.19.200.0/24): bare-node-0 ens7 198.19.200.10, bare-node-1 ens7 198.19.200.11"),
                 s.logs());
