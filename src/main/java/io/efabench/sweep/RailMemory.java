@@ -38,7 +38,7 @@ record RailMemory(MemoryKind kind, int[] gpuOfRail, String said) {
         List<String> ids = TrialGpu.visiblePciBusIds();
         List<PciDevice> placed = new ArrayList<>();
         for (String id : ids) {
-            placed.add(PciAddress.isAddress(id.toLowerCase()) ? sysfs.device(PciAddress.parse(id)).orElse(null) : null);
+            placed.add(sysfs.device(id).orElse(null));
         }
         int[] gpu = new int[rails];
         StringBuilder b = new StringBuilder("device memory, each rail on the GPU nearest its NIC:");

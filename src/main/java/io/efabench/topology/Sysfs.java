@@ -37,6 +37,18 @@ public final class Sysfs {
         return root;
     }
 
+    /**
+     * Where sysfs places the device at {@code busId} as CUDA spells it ({@code 00000000:4F:00.0});
+     * empty when the text is no PCI address or sysfs has no such device.
+     */
+    public Optional<PciDevice> device(String busId) {
+        try {
+            return device(PciAddress.parse(busId));
+        } catch (IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
     /** Where sysfs places {@code address}; empty when it has no such device (e.g. a VM's virtual NIC). */
     public Optional<PciDevice> device(PciAddress address) {
         Path link = root.resolve("bus/pci/devices").resolve(address.toString());

@@ -162,8 +162,8 @@ class ClusterInABoxIT {
         for (int attempt = 1; ; attempt++) {
             String alone = run(120, "testbed", "links", "--seconds", "1");
             String together = run(120, "testbed", "links", "--seconds", "1", "--together");
-            double[] a = goodputs(alone);
-            double[] t = goodputs(together);
+            double[] a = Testbed.railGoodputs(alone);
+            double[] t = Testbed.railGoodputs(together);
             Links l = new Links(a, t, alone + together);
             boolean inRange = true;
             for (int k = 0; k < RAILS; k++) {
@@ -186,18 +186,6 @@ class ClusterInABoxIT {
                         + String.join("\n", seen) + "\n" + l.text());
             }
         }
-    }
-
-    private static double[] goodputs(String links) {
-        Matcher m = Pattern.compile("rail(\\d+) .*: ([0-9.]+) Gbps").matcher(links);
-        double[] goodput = new double[RAILS];
-        int found = 0;
-        while (m.find()) {
-            goodput[Integer.parseInt(m.group(1))] = Double.parseDouble(m.group(2));
-            found++;
-        }
-        assertEquals(RAILS, found, links);
-        return goodput;
     }
 
     /** Every rank exited 0 (a rank that never exited reads -1: no sum of codes may hide it). */

@@ -175,11 +175,7 @@ class SweepIT {
     /** Each rail's median Write figure in sweep {@code s} against 0.95 x its TCP goodput, node 1 to 2, measured now. */
     private static List<Floors.Floor> probeFloors(Sweep s) throws Exception {
         String text = Testbed.run(120, "testbed", "links", "--seconds", "1");
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("rail(\\d+) .*: ([0-9.]+) Gbps").matcher(text);
-        double[] goodput = new double[Testbed.RAILS];
-        while (m.find()) {
-            goodput[Integer.parseInt(m.group(1))] = Double.parseDouble(m.group(2));
-        }
+        double[] goodput = Testbed.railGoodputs(text);
         List<Floors.Floor> floors = new ArrayList<>();
         for (JsonElement e : s.json().getAsJsonArray("rail_medians")) {
             JsonObject r = e.getAsJsonObject();

@@ -109,6 +109,19 @@ final class Testbed {
         }
     }
 
+    /** Each rail's goodput in Gbps from {@code testbed links} output (a line per rail of the shared testbed, every one asserted). */
+    static double[] railGoodputs(String links) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("rail(\\d+) .*: ([0-9.]+) Gbps").matcher(links);
+        double[] goodput = new double[RAILS];
+        int found = 0;
+        while (m.find()) {
+            goodput[Integer.parseInt(m.group(1))] = Double.parseDouble(m.group(2));
+            found++;
+        }
+        org.junit.jupiter.api.Assertions.assertEquals(RAILS, found, links);
+        return goodput;
+    }
+
     /** {@code ./run-jmh.sh ARGS...} to its end, output returned; fails past {@code seconds}. */
     static String run(int seconds, String... args) throws Exception {
         List<String> cmd = new ArrayList<>(List.of("bash", SCRIPT.toString()));

@@ -82,9 +82,6 @@ public final class TrialGpu implements AutoCloseable {
             throw new BenchmarkSetupException("no GPU visible to rank " + env.rank() + CudaDevice.visibleDevicesNote());
         }
         int local = Math.max(env.localWorldSize(), env.localRank() + 1);
-        if (ordinal >= visible) {
-            throw new BenchmarkSetupException("GPU " + ordinal + " asked for, " + visible + " visible" + CudaDevice.visibleDevicesNote());
-        }
         CudaDevice device = CudaDevice.get(ordinal >= 0 ? ordinal : ordinalFor(env.localRank(), local, visible, sharing));
         CudaContext context = CudaContext.retainPrimary(device);
         CudaStream stream = null;

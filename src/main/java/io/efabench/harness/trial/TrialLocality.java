@@ -13,7 +13,6 @@ import io.efabench.fabric.NicSelection;
 import io.efabench.rank.RankGroup;
 import io.efabench.topology.CpuBinding;
 import io.efabench.topology.NicPlacement;
-import io.efabench.topology.PciAddress;
 import io.efabench.topology.PciDevice;
 import io.efabench.topology.Sysfs;
 
@@ -69,7 +68,7 @@ final class TrialLocality {
                 if (r == group.rank()) {
                     me = localGpus.size();
                 }
-                localGpus.add(gpus.get(r).isEmpty() ? null : place(sysfs, gpus.get(r)));
+                localGpus.add(gpus.get(r).isEmpty() ? null : sysfs.device(gpus.get(r)).orElse(null));
             }
         }
         List<PciDevice> nicDevices = all.stream().map(n -> n.pci() == null ? null : sysfs.device(n.pci()).orElse(null)).toList();
@@ -106,14 +105,6 @@ final class TrialLocality {
     /** More ranks on this host than CPUs they may run on together: busy-polling ranks then take turns. */
     boolean oversubscribed() {
         return hostRanks > hostCpus;
-    }
-
-    private static PciDevice place(Sysfs sysfs, String busId) {
-        try {
-            return sysfs.device(PciAddress.parse(busId)).orElse(null);
-        } catch (IllegalArgumentException e) {
-            return null;
-        }
     }
 
     private static String bind(Sysfs sysfs, int node) {
