@@ -30,6 +30,22 @@ package io.efabench.harness;
  *       is a Write's (SINGLE, remote completion) payload over the leader's timed rounds;
  *       {@code rtt_p50_us} and {@code rtt_p99_us} are nearest-rank percentiles of the round
  *       trips of a 64 B ping-pong ({@link #percentileUs}), whole round trips, not halves.</li>
+ *   <li>MoE dispatch and combine ({@code MoeBenchmark}), rank 0 over every rank's timed rounds
+ *       (the rounds every rank timed): per rank, bytes over that rank's summed time, then the
+ *       mean over ranks ({@link #meanRankGBs}), in GB/s: {@code moe_gbs} counts DeepEP's way
+ *       (tokens a rank's experts take, its own included, x (dispatch + combine bytes a token)
+ *       over its round time), {@code moe_dispatch_gbs} and {@code moe_combine_gbs} the same over
+ *       each phase's time, {@code moe_wire_gbs} only what came from other ranks (dispatched
+ *       tokens from others, returns of its tokens from others) over the round time,
+ *       {@code nccl_busbw_gbs} what a rank sent other ranks over the round time (nccl-tests'
+ *       alltoall busbw: a rank's egress); {@code imbalance} = max/mean tokens per rank
+ *       ({@link #maxOverMean}), mean over the rounds; {@code slowest_rank_us} and its
+ *       {@code _p50_us} / {@code _p99_us} = per round the slowest rank's time, mean and
+ *       nearest-rank percentiles; {@code moe_dispatch_us} / {@code moe_combine_us} = per round
+ *       the slowest rank's phase time, mean; {@code busiest_nic_gbps} = the bytes the busiest
+ *       NIC carries a round in its busier direction (dispatch plus combine) x 8 over the slowest
+ *       rank's round time, which no link may exceed; {@code moe_link_bound_us} = those bytes
+ *       over the NIC's link speed, where known.</li>
  *   <li>{@code rtt_us} (SendRecv: one ping-pong round trip) and {@code round_us} (all-to-all at
  *       window 1: one round): the seed's units of time, from which the seed-style tables compute
  *       the seed's Gbps and Lat ({@link #seedGbps}, {@link #seedBusbwPct}).</li>
@@ -65,6 +81,30 @@ public final class Metrics {
     /** Payload bandwidth in GB/s (1e9 byte/s), the unit NVLink figures are usually quoted in. */
     public static double gbytesPerSec(double bytes, double seconds) {
         return bytes / seconds / 1e9;
+    }
+
+    /** Mean over ranks of bytes[q] / seconds[q], in GB/s (1e9 byte/s); ranks without time are left out, NaN if none. */
+    public static double meanRankGBs(double[] bytes, double[] seconds) {
+        double sum = 0;
+        int n = 0;
+        for (int q = 0; q < bytes.length; q++) {
+            if (seconds[q] > 0) {
+                sum += gbytesPerSec(bytes[q], seconds[q]);
+                n++;
+            }
+        }
+        return n > 0 ? sum / n : Double.NaN;
+    }
+
+    /** The largest of {@code load} over their mean (1 for an even load, N when one rank takes all); 1 where all are 0. */
+    public static double maxOverMean(int[] load) {
+        long sum = 0;
+        int max = 0;
+        for (int x : load) {
+            sum += x;
+            max = Math.max(max, x);
+        }
+        return sum > 0 ? max / ((double) sum / load.length) : 1;
     }
 
     /** Percent of the link speed, or NaN when the link speed is unknown (zero or negative). */

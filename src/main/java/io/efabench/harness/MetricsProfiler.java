@@ -97,6 +97,14 @@ public final class MetricsProfiler implements InternalProfiler {
                 }
             }
         }
+        List<IterationFigure> figures = m.takeIterationFigures();
+        if (figures != null) {
+            for (IterationFigure f : figures) {
+                if (Double.isFinite(f.value())) {
+                    out.add(new ScalarResult(f.name(), f.value(), f.unit(), AggregationPolicy.AVG));
+                }
+            }
+        }
         long checked = m.checkedRounds();
         if (checked > 0) {
             // Running total, so the trial's figure (MAX) is every clean checked round, warm-up included.
@@ -133,14 +141,16 @@ public final class MetricsProfiler implements InternalProfiler {
     static List<Figure> figures(MetricsSink m) {
         Traffic t = m.traffic();
         List<Figure> out = new ArrayList<>(8);
-        out.add(new Figure("gbps", Figure.GBPS, t.bytesPerInvocation(), 1, 0));
+        if (t.bytesPerInvocation() > 0) { // MoE's bytes differ by round: its rates are iteration figures
+            out.add(new Figure("gbps", Figure.GBPS, t.bytesPerInvocation(), 1, 0));
+        }
         long algbwBytes = m.algbwBytesPerInvocation();
         if (algbwBytes > 0) {
             out.add(new Figure("algbw_gbps", Figure.GBPS, algbwBytes, 1, 0));
             out.add(new Figure("nccl_algbw_gbs", Figure.NCCL_ALGBW, algbwBytes, m.collectiveRanks(), 0));
             out.add(new Figure("nccl_busbw_gbs", Figure.NCCL_BUSBW, algbwBytes, m.collectiveRanks(), 0));
         }
-        if (t.linkGbps() > 0) {
+        if (t.linkGbps() > 0 && t.bytesPerInvocation() > 0) {
             out.add(new Figure("busbw_pct", Figure.BUSBW_PCT, t.bytesPerInvocation(), 1, t.linkGbps()));
         }
         if (m.seedLinkGbps() > 0 && m.seedBytesPerInvocation() > 0) {

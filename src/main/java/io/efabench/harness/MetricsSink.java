@@ -31,6 +31,8 @@ public final class MetricsSink {
     /** The last iteration's {min, p50, max peer, slowest rank} Gbps, or null. */
     private volatile double[] iterationSpread;
     private volatile double nicBytesRatio = Double.NaN;
+    /** The last iteration's figures computed by rank 0 from every rank's ({@link IterationFigure}), or null. */
+    private volatile java.util.List<IterationFigure> iterationFigures;
     private double deviceSeconds;
     private long deviceInvocations;
 
@@ -119,6 +121,18 @@ public final class MetricsSink {
         double[] s = iterationSpread;
         iterationSpread = null;
         return s;
+    }
+
+    /** Rank 0, in the iteration teardown: figures it computed from every rank's measurements. */
+    public void iterationFigures(java.util.List<IterationFigure> figures) {
+        iterationFigures = java.util.List.copyOf(figures);
+    }
+
+    /** The figures published for the last iteration, cleared on reading; null when none. */
+    java.util.List<IterationFigure> takeIterationFigures() {
+        java.util.List<IterationFigure> f = iterationFigures;
+        iterationFigures = null;
+        return f;
     }
 
     /** Rank 0, in the iteration teardown: NIC-counted bytes over the benchmark's own ({@link Metrics#nicBytesRatio}). */

@@ -10,6 +10,11 @@ import io.efabench.harness.BenchmarkSetupException;
  * the scheduler's window and credits, far below 2^19, so the wrap is unambiguous.
  */
 public final class Immediate {
+    /**
+     * MoE's combine: an expert's output on its way back to the token's owner (the dispatch that
+     * brought the token is a {@link #DATA} write). Combine and Write's acks never share a workload.
+     */
+    public static final int RETURN = 0;
     /** A round's ordinary write. */
     public static final int DATA = 1;
     /**

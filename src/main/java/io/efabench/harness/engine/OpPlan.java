@@ -120,6 +120,17 @@ public final class OpPlan {
     }
 
     /**
+     * The writes {peer, channel, offset, length} that carry {@code size} bytes to {@code peer}
+     * under {@code layout}, by the rule every plan uses ({@link #addPeerOps}); none for 0 bytes.
+     * For workloads whose blocks differ per peer and round (MoE's all-to-all-v).
+     */
+    public static List<long[]> peerOps(EngineSite t, Layout layout, int peer, long size) {
+        List<long[]> ops = new ArrayList<>();
+        addPeerOps(ops, t, layout, peer, size);
+        return ops;
+    }
+
+    /**
      * The ops {peer, channel, offset in the block, length} that write one {@code size}-byte block
      * to {@code peer} under {@code layout}, as rank {@code t.rank()} plans them: SINGLE on channel 0,
      * MULTI one stripe per channel, ROUND_ROBIN on channel (peer + rank) % channels.

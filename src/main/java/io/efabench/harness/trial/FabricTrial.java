@@ -460,6 +460,11 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
     }
 
     @Override
+    public List<String> hosts() {
+        return locality.hosts;
+    }
+
+    @Override
     public void close() {
         try {
             group.barrier("end of trial", waitBudget());

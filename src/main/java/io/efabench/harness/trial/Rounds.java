@@ -67,6 +67,11 @@ public interface Rounds {
         return 1;
     }
 
+    /** What this workload adds to the trial's footprint in the provenance (set-up time, its own sizes); none by default. */
+    default java.util.Map<String, Object> provenance() {
+        return java.util.Map.of();
+    }
+
     /** This rank's side of the rounds: the leader's on rank 0, a follower's elsewhere; asked once. */
     Side side();
 }

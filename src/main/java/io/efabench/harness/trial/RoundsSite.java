@@ -64,6 +64,9 @@ public interface RoundsSite extends EngineSite {
     /** The seed's BusBW(%) denominator for {@code layout}. */
     double seedLinkGbps(Layout layout);
 
+    /** Every rank's host name, in rank order (ranks on one host share its NICs). */
+    java.util.List<String> hosts();
+
     /** The benchmark's name, for failure lines. */
     String benchmark();
 

@@ -46,6 +46,7 @@ final class TrialProvenance {
         footprint.put("rounds_in_flight", rounds.roundsInFlight());
         footprint.put("payload_bytes", t.buffers.stream().mapToLong(TrialBuffer::byteSize).sum());
         footprint.put("registration", t.buffers.isEmpty() ? "none" : t.buffers.get(0).describeRegistration());
+        footprint.putAll(rounds.provenance());
         ProvenanceFragments.record("footprint-rank" + t.rank + "-" + t.trialTag, footprint);
         if (t.rank != 0) {
             return;

@@ -61,6 +61,8 @@ public final class FakeFabric {
     private volatile String failed;
     /** Writes and messages landing at this rank get their first byte flipped (a fault checked rounds must catch), or -1. */
     public volatile int flipBytesTo = -1;
+    /** Each rank's host name, or null: a host per rank. */
+    public volatile String[] hostOf;
     /** Most remote-write completions a rank's channel held unread, per rank. */
     public final int[] mostUnread;
 
@@ -538,6 +540,16 @@ public final class FakeFabric {
         @Override
         public String benchmark() {
             return "fake";
+        }
+
+        /** Every rank on a host of its own, or as {@link #hostOf} says. */
+        @Override
+        public List<String> hosts() {
+            List<String> h = new ArrayList<>();
+            for (int r = 0; r < ranks; r++) {
+                h.add(hostOf != null ? hostOf[r] : "fake-host-" + r);
+            }
+            return h;
         }
 
         @Override

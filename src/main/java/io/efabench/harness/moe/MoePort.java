@@ -1,0 +1,152 @@
+package io.efabench.harness.moe;
+
+import io.efabench.harness.Layout;
+import io.efabench.harness.engine.Immediate;
+import io.efabench.harness.engine.LocalCompletions;
+import io.efabench.harness.engine.RoundPipeline;
+import io.efabench.harness.engine.WriteEngine;
+import io.efabench.harness.trial.RoundsSite;
+
+/**
+ * One rank's MoE rounds as the shared {@link RoundPipeline} drives them and the shared
+ * {@link WriteEngine} completes them: a round posts this rank's dispatch; once every other rank's
+ * dispatch of it arrived (the experts have their tokens) it posts the combine, the expert outputs
+ * back to their owners; it is complete once every rank's combine arrived here and this rank's
+ * writes of both phases completed locally. Dispatch writes carry {@link Immediate#DATA} (rank 0's
+ * untimed rounds after its iteration: {@link Immediate#FINAL}), combine writes
+ * {@link Immediate#RETURN}. Allocation-free while timed.
+ */
+final class MoePort implements RoundPipeline.Port, WriteEngine.Sink {
+    private final RoundsSite t;
+    private final int me;
+    private final MoeBlocks blocks;
+    private final MoeOps[] dispatchOps;
+    private final MoeOps[] combineOps;
+    private final WriteEngine engine;
+    final RoundPipeline pipeline;
+    private final LocalCompletions local;
+    final PhaseArrivals dispatch;
+    final PhaseArrivals combine;
+    /** The last round whose combine this rank posted. */
+    private long combinePosted;
+    /** When this rank saw the last round's dispatch complete (System.nanoTime). */
+    long dispatchDoneAt;
+
+    /** END as learned from rank 0's FINAL dispatch writes of this iteration, or -1. */
+    long finalEnd = -1;
+    int kind = Immediate.DATA;
+
+    MoePort(RoundsSite t, MoePlan plan, MoeBlocks blocks, Layout layout) {
+        this.t = t;
+        this.me = t.rank();
+        this.blocks = blocks;
+        int ranks = t.size();
+        int nch = t.channelCount();
+        dispatchOps = new MoeOps[MoePlan.ROUNDS];
+        combineOps = new MoeOps[MoePlan.ROUNDS];
+        int[][] dispatchIn = new int[MoePlan.ROUNDS][ranks];
+        int[][] combineIn = new int[MoePlan.ROUNDS][ranks];
+        int[] contexts = new int[nch];
+        long[] unserved = new long[nch];
+        long dB = plan.shape.dispatchTokenBytes();
+        long cB = plan.shape.combineTokenBytes();
+        for (int p = 0; p < MoePlan.ROUNDS; p++) {
+            dispatchOps[p] = MoeOps.dispatch(t, layout, plan, p);
+            combineOps[p] = MoeOps.combine(t, layout, plan, p);
+            int[] d = dispatchOps[p].perChannel(nch);
+            int[] c = combineOps[p].perChannel(nch);
+            int in = 0;
+            for (int s = 0; s < ranks; s++) {
+                if (s != me) {
+                    dispatchIn[p][s] = MoeOps.writes(t, layout, s, plan.recvCount[p][s] * dB);
+                    combineIn[p][s] = MoeOps.writes(t, layout, s, plan.sendCount[p][s] * cB);
+                    in += dispatchIn[p][s] + combineIn[p][s];
+                }
+            }
+            for (int k = 0; k < nch; k++) {
+                contexts[k] = Math.max(contexts[k], d[k] + c[k]);
+                // Arrivals run at most two rounds ahead of what is served, in either phase.
+                unserved[k] = Math.max(unserved[k], 3L * in);
+            }
+        }
+        engine = new WriteEngine(t, contexts, false, unserved, 1, this);
+        pipeline = new RoundPipeline(this, 1, 1, t.deadline());
+        local = new LocalCompletions(ranks, 1);
+        dispatch = new PhaseArrivals("dispatch", me, dispatchIn);
+        combine = new PhaseArrivals("combine", me, combineIn);
+    }
+
+    @Override
+    public void post(long r, boolean closesWindow) {
+        local.begin(r);
+        MoeOps ops = dispatchOps[MoePlan.routingOf(r)];
+        long imm = Immediate.encode(kind, me, r);
+        for (int i = 0; i < ops.ops(); i++) {
+            int c = ops.channel[i];
+            int peer = ops.peer[i];
+            engine.write(c, blocks.dispatchSrcMr[c], ops.src[i], ops.len[i], peer, blocks.dispatchDstOf[peer][c], ops.dst[i],
+                    imm, local.posted(r, peer), r);
+        }
+    }
+
+    /** The experts' side: once round r's dispatch is all here, its tokens go back to their owners. */
+    private void postCombine(long r) {
+        combinePosted = r;
+        MoeOps ops = combineOps[MoePlan.routingOf(r)];
+        long imm = Immediate.encode(Immediate.RETURN, me, r);
+        for (int i = 0; i < ops.ops(); i++) {
+            int c = ops.channel[i];
+            int peer = ops.peer[i];
+            engine.write(c, blocks.combineSrcMr[c], ops.src[i], ops.len[i], peer, blocks.combineDstOf[peer][c], ops.dst[i],
+                    imm, local.posted(r, peer), r);
+        }
+    }
+
+    @Override
+    public boolean complete(long r) {
+        if (combinePosted < r) {
+            if (dispatch.served() < r) {
+                return false;
+            }
+            dispatchDoneAt = System.nanoTime();
+            postCombine(r);
+        }
+        return combine.served() >= r && local.complete(r);
+    }
+
+    @Override
+    public void progress() {
+        engine.progress();
+    }
+
+    @Override
+    public String awaited() {
+        return combinePosted < pipeline.posted() ? "waiting for every rank's MoE dispatch of a round"
+                : "waiting for every rank's MoE combine of a round and the local completion of this rank's writes";
+    }
+
+    @Override
+    public int peerAwaited(long r) {
+        int s = combinePosted < r ? dispatch.firstMissing() : combine.firstMissing();
+        return s >= 0 ? s : (me + 1) % t.size();
+    }
+
+    @Override
+    public void rmaDone(int tag) {
+        local.done(tag);
+    }
+
+    @Override
+    public void arrived(long data) {
+        int k = Immediate.kind(data);
+        if (k == Immediate.RETURN) {
+            combine.arrived(data);
+            return;
+        }
+        long r = dispatch.arrived(data);
+        if (k == Immediate.FINAL) {
+            // Rank 0's only FINAL round is END itself at window 1.
+            finalEnd = finalEnd < 0 ? r : Math.min(finalEnd, r);
+        }
+    }
+}
