@@ -9,6 +9,7 @@
 #        ./run-jmh.sh testbed links [--seconds S] [--from N] [--to M] [--together]   (each rail's TCP goodput, node N to M)
 #        ./run-jmh.sh testbed rate RATE                (every NIC reshaped to RATE)
 #        ./run-jmh.sh testbed shape NODE RAIL RATE     (one NIC reshaped to RATE, both ways)
+#        ./run-jmh.sh testbed tcp datacenter|default   (the nodes' TCP on the rails: see cmd_tcp)
 #
 #   --nodes N    emulated nodes (default 2, at most 32)
 #   --rails M    NICs per node, one rail each (default 2, at most 8)
@@ -176,6 +177,29 @@ cmd_shape() {
     rate_bps "$3" >/dev/null || die 2 "rate $3: a rate in tc's units, e.g. 400mbit, 1gbit, 100mbit"
     RATE=$3 shape_nic "$i" "$2" replace || die 1 "could not reshape rail$2 of $ns"
     say "shape: $ns rail$2 at $3 each way (the other NICs unchanged)"
+}
+
+# tcp datacenter|default: the nodes' TCP on the rails. datacenter: a 10 ms minimum retransmission
+# timeout on each rail's route and no slow start after idle, as datacenter hosts commonly run;
+# default: Linux's (200 ms, slow start after 1 RTO idle). Traffic that stops and starts in phases
+# across many peers at once (MoE's dispatch, then combine) overflows a switch port's 20 ms queue
+# (incast); a tail drop then costs a 200 ms timeout by default, a third of a phase at 50 Mbit.
+cmd_tcp() {
+    need_root
+    (($# == 1)) && [[ $1 == datacenter || $1 == default ]] || die 2 "usage: testbed tcp datacenter|default"
+    [[ -f $STATE/config ]] || die 2 "the testbed is not up"
+    # shellcheck disable=SC1091
+    . "$STATE/config"
+    local i k rto=() idle=1
+    [[ $1 == datacenter ]] && rto=(rto_min 10ms) && idle=0
+    for ((i = 1; i <= NODES; i++)); do
+        for ((k = 0; k < RAILS; k++)); do
+            ip -n "$PREFIX-n$i" route change "198.18.$k.0/24" dev "rail$k" proto kernel scope link src "198.18.$k.$i" "${rto[@]}" \
+                || die 1 "could not set rail$k's route on $PREFIX-n$i"
+        done
+        ip netns exec "$PREFIX-n$i" sysctl -qw "net.ipv4.tcp_slow_start_after_idle=$idle" || die 1 "sysctl on $PREFIX-n$i"
+    done
+    say "tcp: $1 on every node's rails"
 }
 
 # shape NS DEV add|replace: tbf at RATE on DEV's egress; the queue holds 20 ms of it. The bucket
@@ -476,6 +500,7 @@ main() {
     links) shift; cmd_links "$@" ;;
     rate) shift; cmd_rate "$@" ;;
     shape) shift; cmd_shape "$@" ;;
+    tcp) shift; cmd_tcp "$@" ;;
     -h | --help | help) usage ;;
     *) usage >&2; exit 2 ;;
     esac

@@ -43,8 +43,9 @@ package io.efabench.harness;
  *       {@code _p50_us} / {@code _p99_us} = per round the slowest rank's time, mean and
  *       nearest-rank percentiles; {@code moe_dispatch_us} / {@code moe_combine_us} = per round
  *       the slowest rank's phase time, mean; {@code busiest_nic_gbps} = the bytes the busiest
- *       NIC carries a round in its busier direction (dispatch plus combine) x 8 over the slowest
- *       rank's round time, which no link may exceed; {@code moe_link_bound_us} = those bytes
+ *       NIC carries a round in its busier direction (dispatch plus combine) x 8 over the rounds'
+ *       period (the mean over ranks of their summed round times: at window 1 the ranks run in
+ *       lockstep), which no link may exceed; {@code moe_link_bound_us} = those bytes
  *       over the NIC's link speed, where known.</li>
  *   <li>{@code rtt_us} (SendRecv: one ping-pong round trip) and {@code round_us} (all-to-all at
  *       window 1: one round): the seed's units of time, from which the seed-style tables compute

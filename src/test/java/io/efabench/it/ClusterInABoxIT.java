@@ -361,6 +361,116 @@ class ClusterInABoxIT {
         }
     }
 
+    /**
+     * MoE across the 4 nodes (srun, one task each) at {@link #A2A_RATE}, held against the links: the
+     * busiest NIC (its bytes of dispatch plus combine in its busier direction, over the rounds'
+     * period) never above its TCP ceiling, exact; uniform routing >= 0.8 of the rail's goodput;
+     * a hot rank (half of all deliveries) within 20% of its NIC's bound (>= 1/1.2 of the goodput).
+     * The nodes' TCP runs as datacenter hosts run it ({@code testbed tcp datacenter}: 10 ms minimum
+     * retransmission timeout, no slow start after idle): each phase ends every flow at once and
+     * three senders meet at one port's 20 ms queue, and Linux's 200 ms timeout after a tail drop
+     * read 0.67-0.80 of the goodput for uniform routing, 0.78-0.87 with the datacenter settings
+     * (docs/perf/journal/moe.md). MultiPin's uniform floor is 0.7: both rails' 8 NICs busy both ways
+     * on 2 cores, each pair's tokens striped into two flows half as long, read 0.74-0.79 in three
+     * attempts (2026-12-02), as all-to-all's MultiPin floor is 0.65 for the same reason. SinglePin
+     * and MultiPin each hold their floors in one attempt.
+     */
+    @Test
+    void srunMoeAcrossFourNodesHoldsToTheBusiestNic() throws Exception {
+        assumeUp();
+        run(60, "testbed", "rate", A2A_RATE);
+        run(60, "testbed", "tcp", "datacenter");
+        try {
+            for (String config : List.of("SinglePin", "MultiPin")) {
+                Floors.hold("MoE " + config + " 64 tokens, 4 nodes (srun)", ATTEMPTS, attempt -> {
+                    Path log = results.resolve("srun-moe-" + config + "-" + attempt + ".out");
+                    Path folder = results.resolve("moe-" + config + "-" + attempt);
+                    Files.createDirectories(folder);
+                    Process p = new Testbed(folder).onNode(TB + "-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())),
+                            args("srun", "-N", Integer.toString(NODES), "--ntasks-per-node=1", "bash", Testbed.SCRIPT.toString(),
+                                    "MoeBenchmark", "-p", "config=" + config, "-p", "tokens=64", "-p", "dtype=BF16", "-p",
+                                    "routing=uniform,hot:0.5"), log);
+                    int code = Ranks.awaitExit(p, log, 400);
+                    String out = Files.readString(log);
+                    assertEquals(0, code, out);
+                    Links links = links(A2A_RATE_GBPS);
+                    Map<String, Map<String, Double>> f = figures(onlyRun(folder, "slurm-", out));
+                    String context = f + "\n" + links + "\n" + out;
+                    double perNic = config.equals("SinglePin") ? links.alone()[0] : links.together() / RAILS;
+                    String of = config.equals("SinglePin") ? "rail 0's goodput alone" : "a rail's goodput, both at once";
+                    List<Floors.Floor> floors = new ArrayList<>();
+                    for (String routing : List.of("uniform", "hot:0.5")) {
+                        Map<String, Double> m = f.get("MoeBenchmark " + config + " " + routing);
+                        assertTrue(m.get("checked_rounds") >= 3, context);
+                        double busiest = m.get("busiest_nic_gbps");
+                        withinLinks("MoE " + config + " " + routing + " busiest NIC", busiest, 1, A2A_RATE_GBPS, context);
+                        row("MoE 64 tokens, 4 nodes (srun)", config + " " + routing + " busiest NIC", 1, busiest, perNic, A2A_RATE);
+                        double uniformFloor = config.equals("SinglePin") ? 0.8 : 0.7;
+                        floors.add(routing.equals("uniform") ? floor("MoE " + config + " uniform", busiest, uniformFloor, perNic, of)
+                                : floor("MoE " + config + " hot rank", busiest, 1 / 1.2, perNic, of));
+                    }
+                    assertTrue(f.get("MoeBenchmark " + config + " hot:0.5").get("imbalance") > 1.8, context);
+                    return new Floors.Measured(floors, context);
+                });
+            }
+        } finally {
+            run(60, "testbed", "tcp", "default");
+            run(60, "testbed", "rate", RATE);
+        }
+    }
+
+    /**
+     * 16 ranks over the 4 nodes (srun, 4 tasks each), MoE's default shape and routings (128 tokens
+     * of 7168 values, top-8 of 256 experts; uniform, lognormal:2.0, hot:0.25): they run and verify,
+     * the skews land where asked (16 ranks reach lognormal's 2.0; the hot rank a quarter of all
+     * deliveries, 4x the mean), and rank 0's set-up time and buffer bytes are in the provenance.
+     */
+    @Test
+    void srunMoeSixteenRanksRunTheDefaults() throws Exception {
+        assumeUp();
+        Path log = results.resolve("srun-moe16.out");
+        Path folder = results.resolve("moe16");
+        Files.createDirectories(folder);
+        Process p = new Testbed(folder).onNode(TB + "-head", Map.of("MASTER_PORT", Integer.toString(Ranks.freePort())),
+                List.of("srun", "-N", Integer.toString(NODES), "--ntasks-per-node=4", "bash", Testbed.SCRIPT.toString(),
+                        "MoeBenchmark", "-p", "config=MultiPin", "-p", "dtype=FP8", "-wi", "0", "-i", "1", "-r", "1s", "-f", "1"),
+                log);
+        int code = Ranks.awaitExit(p, log, 600);
+        String out = Files.readString(log);
+        assertEquals(0, code, out);
+        Path run = onlyRun(folder, "slurm-", out);
+        Map<String, Map<String, Double>> f = figures(run);
+        for (String routing : List.of("uniform", "lognormal:2.0", "hot:0.25")) {
+            Map<String, Double> m = f.get("MoeBenchmark MultiPin " + routing);
+            assertTrue(m != null && m.get("checked_rounds") >= 1 && m.get("moe_gbs") > 0, routing + ": " + f + "\n" + out);
+        }
+        assertTrue(f.get("MoeBenchmark MultiPin uniform").get("imbalance") < 1.4, f.toString());
+        assertEquals(2.0, f.get("MoeBenchmark MultiPin lognormal:2.0").get("imbalance"), 0.3, f.toString());
+        assertEquals(4.0, f.get("MoeBenchmark MultiPin hot:0.25").get("imbalance"), 0.5, f.toString());
+        String provenance = Files.readString(run.resolve("provenance.json"));
+        assertTrue(provenance.contains("\"setup_s\"") && provenance.contains("\"buffer_bytes\""), provenance);
+        assertEquals(NODES, localities(run).values().stream().map(o -> o.get("host").getAsString()).distinct().count());
+    }
+
+    /** MoE with torchrun's variables, one rank on each node: every routing verifies; lognormal:2.0 says it runs at what 4 ranks reach. */
+    @Test
+    void torchrunMoeAcrossFourNodesVerifiesEveryRouting() throws Exception {
+        assumeUp();
+        String[] nodes = {TB + "-n1", TB + "-n2", TB + "-n3", TB + "-n4"};
+        String id = "tb-moe";
+        int[] codes = torchrun(id, nodes, Map.of(), List.of("MoeBenchmark", "-p", "config=RoundRobinPin", "-p", "tokens=32",
+                "-p", "routing=uniform,lognormal:2.0,hot:0.5", "-p", "dtype=FP8", "-wi", "0", "-i", "1", "-r", "1s", "-f", "1"));
+        String log = logs(id);
+        allExitedZero(codes, log);
+        Map<String, Map<String, Double>> f = figures(results.resolve(id));
+        String rank0 = Files.readString(results.resolve(id + "-rank0.out"));
+        for (String routing : List.of("uniform", "lognormal:2.0", "hot:0.5")) {
+            Map<String, Double> m = f.get("MoeBenchmark RoundRobinPin " + routing);
+            assertTrue(m != null && m.get("checked_rounds") >= 1 && m.get("busiest_nic_gbps") > 0, routing + ": " + f + "\n" + log);
+        }
+        assertTrue(rank0.contains("lognormal:2.0: 256 experts over 4 ranks reach at most max/mean"), rank0);
+    }
+
     @Test
     void mpirunAcrossTwoNodesThroughTheRshAgent() throws Exception {
         assumeUp();

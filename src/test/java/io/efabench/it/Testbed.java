@@ -219,7 +219,7 @@ final class Testbed {
         return b.toString();
     }
 
-    /** Rank 0's figures per "benchmark config [completion] [size of SendRecv]": metric -> score. */
+    /** Rank 0's figures per "benchmark config [completion] [size of SendRecv] [routing of MoE]": metric -> score. */
     static Map<String, Map<String, Double>> figures(Path run) throws IOException {
         JsonArray json = JsonParser.parseString(Files.readString(run.resolve("jmh.json"))).getAsJsonArray();
         Map<String, Map<String, Double>> out = new LinkedHashMap<>();
@@ -229,7 +229,8 @@ final class Testbed {
             String bench = o.get("benchmark").getAsString().replaceAll(".*\\.(\\w+Benchmark)\\..*", "$1");
             String key = bench + " " + params.get("config").getAsString()
                     + (params.has("completion") ? " " + params.get("completion").getAsString() : "")
-                    + (bench.equals("SendRecvBenchmark") ? " " + params.get("size").getAsString() : "");
+                    + (bench.equals("SendRecvBenchmark") ? " " + params.get("size").getAsString() : "")
+                    + (params.has("routing") ? " " + params.get("routing").getAsString() : "");
             Map<String, Double> m = new TreeMap<>();
             for (Map.Entry<String, JsonElement> s : o.getAsJsonObject("secondaryMetrics").entrySet()) {
                 m.put(s.getKey(), s.getValue().getAsJsonObject().get("score").getAsDouble());

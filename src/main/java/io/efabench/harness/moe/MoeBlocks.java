@@ -91,6 +91,13 @@ final class MoeBlocks {
         combineDst.clear();
     }
 
+    /** "expected 0x.., got 0x.." and any device detail of a corruption, without its pattern round. */
+    private static String expectedGot(Payload.CorruptionException e) {
+        String m = e.getMessage();
+        int at = m.indexOf("expected");
+        return at >= 0 ? m.substring(at) : m;
+    }
+
     /** After checked round {@code r}: null if every token that came holds its pattern, else the line naming the first bad one. */
     String verify(long r) {
         int p = MoePlan.routingOf(r);
@@ -107,7 +114,7 @@ final class MoeBlocks {
                     int token = plan.tokensTo(p, s, me)[k];
                     return "rank " + me + ": MoE dispatch of round " + r + ": token " + token + " of rank " + s + " (for expert "
                             + plan.expertOf(p, s, token, me) + " on rank " + me + ") corrupted at byte " + e.offset % dispatchBytes
-                            + " of its " + dispatchBytes + " (" + e.getMessage() + ")";
+                            + " of its " + dispatchBytes + ": " + expectedGot(e);
                 }
             }
             if (plan.sendCount[p][s] > 0) {
@@ -119,7 +126,7 @@ final class MoeBlocks {
                     int token = plan.tokensTo(p, me, s)[k];
                     return "rank " + me + ": MoE combine of round " + r + ": token " + token + " of rank " + me
                             + " returned by rank " + s + " (expert " + plan.expertOf(p, me, token, s) + ") corrupted at byte "
-                            + e.offset % combineBytes + " of its " + combineBytes + " (" + e.getMessage() + ")";
+                            + e.offset % combineBytes + " of its " + combineBytes + ": " + expectedGot(e);
                 }
             }
         }
