@@ -38,7 +38,7 @@ class StructureTest {
 
     /** The harness's workloads: none uses another (DESIGN, "Layers"). */
     private static final List<String> WORKLOADS = List.of("io.efabench.harness.write", "io.efabench.harness.alltoall",
-            "io.efabench.harness.pingpong", "io.efabench.harness.proxy", "io.efabench.harness.ipc");
+            "io.efabench.harness.moe", "io.efabench.harness.pingpong", "io.efabench.harness.proxy", "io.efabench.harness.ipc");
 
     /** file (top-level class name) -> the files it uses; every file of main and the benchmarks. */
     static Map<String, Set<String>> fileGraph() throws IOException {

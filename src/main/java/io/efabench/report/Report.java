@@ -161,10 +161,11 @@ public final class Report {
             out.print(Table.render(e));
             List<JmhResult> all = new ArrayList<>();
             e.cells().values().forEach(bySize -> all.addAll(bySize.values()));
-            String overhead = ProxyOverhead.render(all);
-            if (!overhead.isEmpty()) {
-                out.println();
-                out.print(overhead);
+            for (String extra : List.of(ProxyOverhead.render(all), MoeTable.render(all))) {
+                if (!extra.isEmpty()) {
+                    out.println();
+                    out.print(extra);
+                }
             }
         }
         out.println();

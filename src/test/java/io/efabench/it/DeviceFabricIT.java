@@ -82,6 +82,28 @@ class DeviceFabricIT {
                 logs);
     }
 
+    /**
+     * MoeBenchmark on device memory: every routing verifies every token of both phases on the GPU;
+     * a token corrupted in device memory is named by rank, token and expert.
+     */
+    @org.junit.jupiter.api.Test
+    void moeOnDeviceMemoryVerifiesAndACorruptedTokenIsNamed() throws Exception {
+        List<JsonElement> results = run(tmp.resolve("moe"), 4, Ranks.quick("MoeBenchmark", "-p", "config=SingleDMA,MultiDMA",
+                "-p", "tokens=64", "-p", "dtype=FP8", "-p", "routing=uniform,lognormal:2.0,hot:0.5"));
+        assertEquals(2 * 3, results.size(), "2 configs x 3 routings");
+        for (JsonElement e : results) {
+            JsonObject s = e.getAsJsonObject().getAsJsonObject("secondaryMetrics");
+            assertTrue(s.getAsJsonObject("checked_rounds").get("score").getAsDouble() >= 1, e.toString());
+            assertTrue(s.getAsJsonObject("moe_gbs").get("score").getAsDouble() > 0, e.toString());
+        }
+        Ranks r = Ranks.start(tmp.resolve("moe-corrupt"), 4, "shm", Ranks.quick("MoeBenchmark", "-p", "config=SingleDMA",
+                "-p", "tokens=16", "-p", "dtype=BF16", "-p", "routing=uniform"),
+                (rank, cmd, env) -> env.put("EFABENCH_CORRUPT_OFFSET", "20000"));
+        String logs = r.awaitAllFailed(300);
+        assertTrue(logs.matches("(?s).*rank [0-2]: MoE dispatch of round \\d+: token \\d+ of rank 3 \\(for expert \\d+ on rank [0-2]\\)"
+                + " corrupted at byte 5664 of its 14336: .*device memory.*"), logs);
+    }
+
     private static List<JsonElement> run(Path dir, int ranks, List<String> args) throws Exception {
         Ranks r = Ranks.start(dir, ranks, "shm", args, null);
         Integer[] codes = r.await(600);
