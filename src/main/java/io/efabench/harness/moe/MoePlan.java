@@ -116,6 +116,15 @@ public final class MoePlan {
         return m;
     }
 
+    /**
+     * Every routing's token matrix n[o][d] (tokens rank o sends rank d, its own in n[o][o]) as
+     * every rank computes it: what a peer tool needs to run the same split sizes
+     * ({@code io.efabench.launch.MoeSplits}, docs/perf/moe-vs-nccl.sh).
+     */
+    public static int[][][] matrices(MoeShape shape, Routing routing, long seed, int ranks) {
+        return new MoePlan(shape, routing, seed, ranks, 0).takeMatrices();
+    }
+
     /** The routing round {@code round} uses. */
     public static int routingOf(long round) {
         return (int) Math.floorMod(round, (long) ROUNDS);
