@@ -60,13 +60,15 @@ final class MoePort implements RoundPipeline.Port, WriteEngine.Sink {
                 if (s != me) {
                     dispatchIn[p][s] = MoeOps.writes(t, layout, s, plan.recvCount[p][s] * dB);
                     combineIn[p][s] = MoeOps.writes(t, layout, s, plan.sendCount[p][s] * cB);
-                    in += dispatchIn[p][s] + combineIn[p][s];
+                    // Unserved here at once: a sender's dispatch of this round and the next (it posts
+                    // r + 1 once its round r is done), and its combine of this round only (combine
+                    // r + 1 needs this rank's dispatch r + 1, posted after its round r completed).
+                    in += 2 * dispatchIn[p][s] + combineIn[p][s];
                 }
             }
             for (int k = 0; k < nch; k++) {
                 contexts[k] = Math.max(contexts[k], d[k] + c[k]);
-                // Arrivals run at most two rounds ahead of what is served, in either phase.
-                unserved[k] = Math.max(unserved[k], 3L * in);
+                unserved[k] = Math.max(unserved[k], in);
             }
         }
         engine = new WriteEngine(t, contexts, false, unserved, 1, this);
