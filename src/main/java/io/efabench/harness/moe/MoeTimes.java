@@ -2,17 +2,15 @@ package io.efabench.harness.moe;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 
 import io.efabench.harness.IterationFigure;
 import io.efabench.harness.Metrics;
 import io.efabench.harness.trial.RoundsSite;
 
 /**
- * Each rank's timed MoE rounds of one iteration: which round, when it started, when its dispatch
- * was all here, when it ended (System.nanoTime, preallocated, the first {@link #MAX_ROUNDS}). At
+ * Each rank's timed MoE rounds of one iteration (consecutive: the first one's number, then per
+ * round its dispatch time and its whole time; preallocated, the first {@link #MAX_ROUNDS}). At
  * the end of the iteration every rank's times and token counts are allgathered and rank 0
  * publishes the MoE figures ({@link Metrics}, "MoE dispatch and combine") over the rounds every
  * rank timed: a round's slowest rank is the max over ranks of that same round.
@@ -20,37 +18,39 @@ import io.efabench.harness.trial.RoundsSite;
 final class MoeTimes {
     static final int MAX_ROUNDS = 1 << 16;
 
-    private final long[] round = new long[MAX_ROUNDS];
     private final long[] dispatchNanos = new long[MAX_ROUNDS];
-    private final long[] combineNanos = new long[MAX_ROUNDS];
     private final long[] roundNanos = new long[MAX_ROUNDS];
+    /** The first timed round; a rank's timed rounds are consecutive (each invocation posts the next). */
+    private long first = -1;
     private int n;
 
     /** The timed span starts: the last iteration's rounds forgotten. */
     void start() {
         n = 0;
+        first = -1;
     }
 
     /** A timed round: started at {@code start}, dispatch all here at {@code dispatchDone}, ended at {@code end}. */
     void add(long r, long start, long dispatchDone, long end) {
-        if (n < MAX_ROUNDS) {
-            round[n] = r;
+        if (n == 0) {
+            first = r;
+        }
+        if (n < MAX_ROUNDS && r == first + n) {
             dispatchNanos[n] = dispatchDone - start;
-            combineNanos[n] = end - dispatchDone;
             roundNanos[n] = end - start;
             n++;
         }
     }
 
-    /** One rank's part: its tokens per routing (taken, from others, to others), then its rounds. */
+    /** One rank's part: its tokens per routing (taken, from others, to others), then its rounds (16 bytes each). */
     private byte[] encode(MoePlan plan) {
-        ByteBuffer b = ByteBuffer.allocate(4 * 3 * MoePlan.ROUNDS + 4 + 32 * n);
+        ByteBuffer b = ByteBuffer.allocate(4 * 3 * MoePlan.ROUNDS + 12 + 16 * n);
         for (int p = 0; p < MoePlan.ROUNDS; p++) {
             b.putInt(plan.received(p)).putInt(plan.receivedFromOthers(p)).putInt(plan.sentToOthers(p));
         }
-        b.putInt(n);
+        b.putLong(first).putInt(n);
         for (int k = 0; k < n; k++) {
-            b.putLong(round[k]).putLong(dispatchNanos[k]).putLong(combineNanos[k]).putLong(roundNanos[k]);
+            b.putLong(dispatchNanos[k]).putLong(roundNanos[k]);
         }
         return b.array();
     }
@@ -67,32 +67,27 @@ final class MoeTimes {
         }
     }
 
-    /** Rank 0: the figures over the rounds every rank timed. */
+    /** Rank 0: the figures over the rounds every rank timed (their runs of consecutive rounds overlap there). */
     static List<IterationFigure> figures(List<byte[]> all, MoePlan plan, long[] busiest, double nicGbps) {
         int ranks = all.size();
         int[][][] tokens = new int[ranks][MoePlan.ROUNDS][3];
-        List<Map<Long, long[]>> rounds = new ArrayList<>();
+        ByteBuffer[] times = new ByteBuffer[ranks];
+        long[] firstOf = new long[ranks];
+        long from = Long.MIN_VALUE;
+        long to = Long.MAX_VALUE; // exclusive
         for (int q = 0; q < ranks; q++) {
             ByteBuffer b = ByteBuffer.wrap(all.get(q));
             for (int p = 0; p < MoePlan.ROUNDS; p++) {
                 tokens[q][p] = new int[] {b.getInt(), b.getInt(), b.getInt()};
             }
-            int n = b.getInt();
-            Map<Long, long[]> mine = new HashMap<>();
-            for (int k = 0; k < n; k++) {
-                long r = b.getLong();
-                mine.put(r, new long[] {b.getLong(), b.getLong(), b.getLong()});
-            }
-            rounds.add(mine);
-        }
-        List<Long> common = new ArrayList<>();
-        for (long r : rounds.get(0).keySet()) {
-            if (rounds.stream().allMatch(m -> m.containsKey(r))) {
-                common.add(r);
-            }
+            firstOf[q] = b.getLong();
+            int count = b.getInt();
+            times[q] = b.slice();
+            from = Math.max(from, firstOf[q]);
+            to = Math.min(to, count == 0 ? Long.MIN_VALUE : firstOf[q] + count);
         }
         List<IterationFigure> out = new ArrayList<>();
-        if (common.isEmpty()) {
+        if (to <= from) {
             return out;
         }
         long dB = plan.shape.dispatchTokenBytes();
@@ -105,31 +100,35 @@ final class MoeTimes {
         double[] roundS = new double[ranks];
         double[] dispatchS = new double[ranks];
         double[] combineS = new double[ranks];
-        long[] slowest = new long[common.size()];
+        int rs = (int) (to - from);
+        long[] slowest = new long[rs];
         double slowestDispatch = 0;
         double slowestCombine = 0;
         double imbalance = 0;
         double busiestBytes = 0;
-        for (int i = 0; i < common.size(); i++) {
-            long r = common.get(i);
+        for (int i = 0; i < rs; i++) {
+            long r = from + i;
             int p = MoePlan.routingOf(r);
             long maxRound = 0;
             long maxDispatch = 0;
             long maxCombine = 0;
             for (int q = 0; q < ranks; q++) {
                 int[] tq = tokens[q][p];
-                long[] times = rounds.get(q).get(r);
+                int k = (int) (r - firstOf[q]);
+                long dispatchNs = times[q].getLong(16 * k);
+                long roundNs = times[q].getLong(16 * k + 8);
+                long combineNs = roundNs - dispatchNs;
                 dispatchBytes[q] += (double) tq[0] * dB;
                 combineBytes[q] += (double) tq[0] * cB;
                 logical[q] += (double) tq[0] * (dB + cB);
                 wire[q] += (double) tq[1] * dB + (double) tq[2] * cB;
                 egress[q] += (double) tq[2] * dB + (double) tq[1] * cB;
-                dispatchS[q] += times[0] / 1e9;
-                combineS[q] += times[1] / 1e9;
-                roundS[q] += times[2] / 1e9;
-                maxDispatch = Math.max(maxDispatch, times[0]);
-                maxCombine = Math.max(maxCombine, times[1]);
-                maxRound = Math.max(maxRound, times[2]);
+                dispatchS[q] += dispatchNs / 1e9;
+                combineS[q] += combineNs / 1e9;
+                roundS[q] += roundNs / 1e9;
+                maxDispatch = Math.max(maxDispatch, dispatchNs);
+                maxCombine = Math.max(maxCombine, combineNs);
+                maxRound = Math.max(maxRound, roundNs);
             }
             slowest[i] = maxRound;
             slowestDispatch += maxDispatch;
@@ -137,7 +136,6 @@ final class MoeTimes {
             imbalance += plan.imbalance(p);
             busiestBytes += busiest[p];
         }
-        int rs = common.size();
         double slowestSum = 0;
         for (long s : slowest) {
             slowestSum += s;
