@@ -24,13 +24,8 @@ def parse(size):
     return int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
 
 
-def main():
-    sizes = sys.argv[1].split(",") if len(sys.argv) > 1 else ["64K", "1M", "16M"]
-    samples = int(os.environ.get("SAMPLES", "5"))
-    seconds = float(os.environ.get("SECONDS_PER_SAMPLE", "1"))
-    # A rank that hangs prints where (every rank's stack) before the script's timeout kills it.
-    faulthandler.dump_traceback_later(float(os.environ.get("TORCH_STACKS_AFTER_S", "90")), exit=False)
-    print("rank", os.environ.get("RANK"), "joining", flush=True)
+def join():
+    """BACKEND (gloo, or nccl on cuda:LOCAL_RANK) joined: (device, sync), sync a no-op on CPU tensors."""
     backend = os.environ.get("BACKEND", "gloo")
     if backend == "nccl":
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", os.environ["RANK"])))
@@ -39,6 +34,18 @@ def main():
     else:
         device, sync = torch.device("cpu"), (lambda: None)
     dist.init_process_group(backend)
+    return device, sync
+
+
+def main():
+    sizes = sys.argv[1].split(",") if len(sys.argv) > 1 else ["64K", "1M", "16M"]
+    samples = int(os.environ.get("SAMPLES", "5"))
+    seconds = float(os.environ.get("SECONDS_PER_SAMPLE", "1"))
+    # A rank that hangs prints where (every rank's stack) before the script's timeout kills it.
+    faulthandler.dump_traceback_later(float(os.environ.get("TORCH_STACKS_AFTER_S", "90")), exit=False)
+    print("rank", os.environ.get("RANK"), "joining", flush=True)
+    backend = os.environ.get("BACKEND", "gloo")
+    device, sync = join()
     print("rank", dist.get_rank(), "joined", flush=True)
     rank, n = dist.get_rank(), dist.get_world_size()
     for label in sizes:

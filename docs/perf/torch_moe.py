@@ -18,6 +18,8 @@ import time
 import torch
 import torch.distributed as dist
 
+from torch_alltoall import join  # the same backend, device and sync as the all-to-all's
+
 
 def load(path):
     header, rows = None, {}
@@ -34,13 +36,7 @@ def load(path):
 def main():
     db, cb, routings = load(os.environ["SPLITS"])
     backend = os.environ.get("BACKEND", "gloo")
-    if backend == "nccl":
-        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", os.environ["RANK"])))
-        torch.cuda.set_device(device)
-        sync = torch.cuda.synchronize
-    else:
-        device, sync = torch.device("cpu"), (lambda: None)
-    dist.init_process_group(backend)
+    device, sync = join()
     me, n = dist.get_rank(), dist.get_world_size()
     most = max(max(sum(m[o]) for o in m) for m in routings) * max(db, cb)
     most_in = max(sum(m[s][d] for s in m) for m in routings for d in range(n)) * max(db, cb)

@@ -88,15 +88,6 @@ public final class MetricsProfiler implements InternalProfiler {
         if (Double.isFinite(nicRatio)) {
             out.add(new ScalarResult("nic_bytes_ratio", nicRatio, "ratio", AggregationPolicy.AVG));
         }
-        double[] spread = m.takeIterationSpread();
-        if (spread != null) {
-            String[] names = {"min_peer_gbps", "p50_peer_gbps", "max_peer_gbps", "slowest_rank_gbps"};
-            for (int i = 0; i < names.length; i++) {
-                if (spread[i] > 0 && !Double.isInfinite(spread[i])) {
-                    out.add(new ScalarResult(names[i], spread[i], "Gbps", AggregationPolicy.AVG));
-                }
-            }
-        }
         List<IterationFigure> figures = m.takeIterationFigures();
         if (figures != null) {
             for (IterationFigure f : figures) {

@@ -28,8 +28,6 @@ public final class MetricsSink {
     private volatile long seedBytesPerInvocation;
     private volatile double seedLinkGbps;
     private volatile long checkedRounds;
-    /** The last iteration's {min, p50, max peer, slowest rank} Gbps, or null. */
-    private volatile double[] iterationSpread;
     private volatile double nicBytesRatio = Double.NaN;
     /** The last iteration's figures computed by rank 0 from every rank's ({@link IterationFigure}), or null. */
     private volatile java.util.List<IterationFigure> iterationFigures;
@@ -111,19 +109,10 @@ public final class MetricsSink {
         return checkedRounds;
     }
 
-    /** Rank 0 of a collective, in the iteration teardown: the spread over pairs and ranks (Gbps, see {@link Metrics}). */
-    public void iterationSpread(double[] minP50MaxPeerGbps, double slowestRankGbps) {
-        iterationSpread = new double[] {minP50MaxPeerGbps[0], minP50MaxPeerGbps[1], minP50MaxPeerGbps[2], slowestRankGbps};
-    }
-
-    /** The spread published for the last iteration, cleared on reading; null when none. */
-    double[] takeIterationSpread() {
-        double[] s = iterationSpread;
-        iterationSpread = null;
-        return s;
-    }
-
-    /** Rank 0, in the iteration teardown: figures it computed from every rank's measurements. */
+    /**
+     * Rank 0, in the iteration teardown: figures it computed from every rank's measurements (the
+     * all-to-all's spread over pairs and ranks, MoE's rates and slowest rank; see {@link Metrics}).
+     */
     public void iterationFigures(java.util.List<IterationFigure> figures) {
         iterationFigures = java.util.List.copyOf(figures);
     }

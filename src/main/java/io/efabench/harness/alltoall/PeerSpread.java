@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import io.efabench.harness.IterationFigure;
 import io.efabench.harness.Metrics;
 import io.efabench.harness.trial.RoundsSite;
 
@@ -111,7 +112,16 @@ final class PeerSpread {
             }
             common = Math.min(common, n);
         }
-        t.metrics().iterationSpread(spread(pairs), slowestRankGbps(times, common, bytesPerInvocation));
+        double[] s = spread(pairs);
+        double[] values = {s[0], s[1], s[2], slowestRankGbps(times, common, bytesPerInvocation)};
+        String[] names = {"min_peer_gbps", "p50_peer_gbps", "max_peer_gbps", "slowest_rank_gbps"};
+        List<IterationFigure> figures = new ArrayList<>();
+        for (int i = 0; i < names.length; i++) {
+            if (values[i] > 0 && !Double.isInfinite(values[i])) { // none where no pair or rank was timed
+                figures.add(new IterationFigure(names[i], values[i], "Gbps"));
+            }
+        }
+        t.metrics().iterationFigures(figures);
     }
 
     /** {min, p50, max} of the pairs' Gbps; NaN where there are none. */

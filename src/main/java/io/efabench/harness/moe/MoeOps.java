@@ -46,22 +46,20 @@ final class MoeOps {
 
     /** Dispatch of routing p: this rank's tokens for each rank, from its segment to where it lands there. */
     static MoeOps dispatch(EngineSite t, Layout layout, MoePlan plan, int p) {
-        long b = plan.shape.dispatchTokenBytes();
-        List<long[]> ops = new ArrayList<>();
-        for (int k = 1; k < t.size(); k++) {
-            int d = (t.rank() + k) % t.size();
-            add(ops, t, layout, d, plan.sendStart[p][d] * b, plan.landAt[p][d] * b, plan.sendCount[p][d] * b);
-        }
-        return new MoeOps(ops);
+        return of(t, layout, plan.shape.dispatchTokenBytes(), plan.sendCount[p], plan.sendStart[p], plan.landAt[p]);
     }
 
     /** Combine of routing p: each owner's tokens back, from where they arrived here to its segment there. */
     static MoeOps combine(EngineSite t, Layout layout, MoePlan plan, int p) {
-        long b = plan.shape.combineTokenBytes();
+        return of(t, layout, plan.shape.combineTokenBytes(), plan.recvCount[p], plan.recvStart[p], plan.returnAt[p]);
+    }
+
+    /** To each other rank q: {@code count[q]} tokens of {@code tokenBytes} from token {@code from[q]} here to token {@code to[q]} there. */
+    private static MoeOps of(EngineSite t, Layout layout, long tokenBytes, int[] count, int[] from, int[] to) {
         List<long[]> ops = new ArrayList<>();
         for (int k = 1; k < t.size(); k++) {
-            int o = (t.rank() + k) % t.size();
-            add(ops, t, layout, o, plan.recvStart[p][o] * b, plan.returnAt[p][o] * b, plan.recvCount[p][o] * b);
+            int q = (t.rank() + k) % t.size();
+            add(ops, t, layout, q, from[q] * tokenBytes, to[q] * tokenBytes, count[q] * tokenBytes);
         }
         return new MoeOps(ops);
     }

@@ -34,7 +34,7 @@ public final class MoePlan {
     final int hotRank;
     /** Draws a token's experts by their weights. */
     private final Picker picker;
-    /** Where the calibration landed: expected max/mean load (lognormal), hot share (hot), 1 (uniform). */
+    /** Where the calibration landed on its sample: max/mean load (uniform, lognormal), the hot rank's share (hot). */
     final double calibrated;
     /** The target could not be reached with this many ranks and experts: what was run instead, else null. */
     final String clamped;
@@ -164,24 +164,30 @@ public final class MoePlan {
     /** n[o][d]: tokens owner o sends rank d in routing p. */
     private int[][] matrix(int p) {
         int[][] n = new int[ranks][ranks];
-        int[] picked = new int[shape.topk()];
-        int[] stamp = new int[ranks];
-        Arrays.fill(stamp, -1);
         for (int o = 0; o < ranks; o++) {
-            SplittableRandom rnd = stream(p, o);
-            for (int t = 0; t < shape.tokens(); t++) {
-                picker.pick(rnd, picked);
-                for (int e : picked) {
-                    int d = shape.rankOf(e, ranks);
-                    if (stamp[d] != t) {
-                        stamp[d] = t;
-                        n[o][d]++;
-                    }
-                }
-            }
-            Arrays.fill(stamp, -1);
+            route(shape, picker, stream(p, o), shape.tokens(), n[o]);
         }
         return n;
+    }
+
+    /**
+     * Routes {@code tokens} tokens drawn from {@code rnd}: each adds 1 to {@code perRank[d]} for
+     * every rank d holding one of its experts, once however many of them d holds.
+     */
+    private static void route(MoeShape shape, Picker picker, SplittableRandom rnd, int tokens, int[] perRank) {
+        int[] picked = new int[shape.topk()];
+        int[] stamp = new int[perRank.length];
+        Arrays.fill(stamp, -1);
+        for (int t = 0; t < tokens; t++) {
+            picker.pick(rnd, picked);
+            for (int e : picked) {
+                int d = shape.rankOf(e, perRank.length);
+                if (stamp[d] != t) {
+                    stamp[d] = t;
+                    perRank[d]++;
+                }
+            }
+        }
     }
 
     /** Owner {@code owner}'s tokens that go to rank {@code dest} in routing {@code p}, in token order (failure lines). */
@@ -364,22 +370,8 @@ public final class MoePlan {
      * sees a smooth function): the ranks' max/mean load, or where {@code hot} >= 0 that rank's share.
      */
     private static double sampled(MoeShape shape, double[] w, int ranks, long seed, int hot) {
-        Picker picker = new Picker(w);
-        SplittableRandom rnd = new SplittableRandom(mix(seed, -2, -2));
-        int[] picked = new int[shape.topk()];
         int[] load = new int[ranks];
-        int[] stamp = new int[ranks];
-        Arrays.fill(stamp, -1);
-        for (int t = 0; t < CALIBRATION_TOKENS; t++) {
-            picker.pick(rnd, picked);
-            for (int x : picked) {
-                int d = shape.rankOf(x, ranks);
-                if (stamp[d] != t) {
-                    stamp[d] = t;
-                    load[d]++;
-                }
-            }
-        }
+        route(shape, new Picker(w), new SplittableRandom(mix(seed, -2, -2)), CALIBRATION_TOKENS, load);
         if (hot < 0) {
             return io.efabench.harness.Metrics.maxOverMean(load);
         }

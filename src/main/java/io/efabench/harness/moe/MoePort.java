@@ -1,5 +1,7 @@
 package io.efabench.harness.moe;
 
+import io.efabench.fabric.MemoryRegion;
+import io.efabench.fabric.RemoteRegion;
 import io.efabench.harness.Layout;
 import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.LocalCompletions;
@@ -81,26 +83,22 @@ final class MoePort implements RoundPipeline.Port, WriteEngine.Sink {
     @Override
     public void post(long r, boolean closesWindow) {
         local.begin(r);
-        MoeOps ops = dispatchOps[MoePlan.routingOf(r)];
-        long imm = Immediate.encode(kind, me, r);
-        for (int i = 0; i < ops.ops(); i++) {
-            int c = ops.channel[i];
-            int peer = ops.peer[i];
-            engine.write(c, blocks.dispatchSrcMr[c], ops.src[i], ops.len[i], peer, blocks.dispatchDstOf[peer][c], ops.dst[i],
-                    imm, local.posted(r, peer), r);
-        }
+        write(dispatchOps[MoePlan.routingOf(r)], blocks.dispatchSrcMr, blocks.dispatchDstOf, Immediate.encode(kind, me, r), r);
     }
 
     /** The experts' side: once round r's dispatch is all here, its tokens go back to their owners. */
     private void postCombine(long r) {
         combinePosted = r;
-        MoeOps ops = combineOps[MoePlan.routingOf(r)];
-        long imm = Immediate.encode(Immediate.RETURN, me, r);
+        write(combineOps[MoePlan.routingOf(r)], blocks.combineSrcMr, blocks.combineDstOf,
+                Immediate.encode(Immediate.RETURN, me, r), r);
+    }
+
+    /** Posts one phase's writes of round {@code r}, each counted against the round's local completions. */
+    private void write(MoeOps ops, MemoryRegion[] src, RemoteRegion[][] dstOf, long imm, long r) {
         for (int i = 0; i < ops.ops(); i++) {
             int c = ops.channel[i];
             int peer = ops.peer[i];
-            engine.write(c, blocks.combineSrcMr[c], ops.src[i], ops.len[i], peer, blocks.combineDstOf[peer][c], ops.dst[i],
-                    imm, local.posted(r, peer), r);
+            engine.write(c, src[c], ops.src[i], ops.len[i], peer, dstOf[peer][c], ops.dst[i], imm, local.posted(r, peer), r);
         }
     }
 

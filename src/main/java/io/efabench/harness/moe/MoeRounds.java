@@ -32,7 +32,6 @@ public final class MoeRounds implements Rounds {
     private final MoeTimes times = new MoeTimes();
     private final long[] busiest;
     private final double setupSeconds;
-    private long invocationStart;
 
     public MoeRounds(RoundsSite t, Layout layout, MoeShape shape, Routing routing, long seed) {
         long t0 = System.nanoTime();
@@ -111,9 +110,9 @@ public final class MoeRounds implements Rounds {
     }
 
     private void timedRound() {
-        invocationStart = System.nanoTime();
+        long start = System.nanoTime();
         long r = port.pipeline.timed();
-        times.add(r, invocationStart, port.dispatchDoneAt, System.nanoTime());
+        times.add(r, start, port.dispatchDoneAt, System.nanoTime());
     }
 
     private void finish(long end) {
@@ -136,7 +135,15 @@ public final class MoeRounds implements Rounds {
         return t.rank() == 0 ? new LeaderSide() : new FollowerSide();
     }
 
-    private final class LeaderSide implements Side {
+    /** What both sides name in a failure line: the rank the current phase waits for. */
+    private abstract class Sides implements Side {
+        @Override
+        public int peerInFlight() {
+            return port.peerAwaited(port.pipeline.posted());
+        }
+    }
+
+    private final class LeaderSide extends Sides {
         @Override
         public void warmRound() {
             warmUp();
@@ -161,14 +168,9 @@ public final class MoeRounds implements Rounds {
             }
             finish(end);
         }
-
-        @Override
-        public int peerInFlight() {
-            return port.peerAwaited(port.pipeline.posted());
-        }
     }
 
-    private final class FollowerSide implements Side {
+    private final class FollowerSide extends Sides {
         @Override
         public void warmRound() {
             warmUp();
@@ -187,11 +189,6 @@ public final class MoeRounds implements Rounds {
                 port.pipeline.post();
             }
             finish(port.pipeline.posted());
-        }
-
-        @Override
-        public int peerInFlight() {
-            return port.peerAwaited(port.pipeline.posted());
         }
     }
 }

@@ -61,8 +61,6 @@ public final class FakeFabric {
     private volatile String failed;
     /** Writes and messages landing at this rank get their first byte flipped (a fault checked rounds must catch), or -1. */
     public volatile int flipBytesTo = -1;
-    /** Each rank's host name, or null: a host per rank. */
-    public volatile String[] hostOf;
     /** Most remote-write completions a rank's channel held unread, per rank. */
     public final int[] mostUnread;
 
@@ -542,12 +540,12 @@ public final class FakeFabric {
             return "fake";
         }
 
-        /** Every rank on a host of its own, or as {@link #hostOf} says. */
+        /** Every rank on a host of its own. */
         @Override
         public List<String> hosts() {
             List<String> h = new ArrayList<>();
             for (int r = 0; r < ranks; r++) {
-                h.add(hostOf != null ? hostOf[r] : "fake-host-" + r);
+                h.add("fake-host-" + r);
             }
             return h;
         }
