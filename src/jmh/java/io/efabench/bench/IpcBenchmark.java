@@ -52,7 +52,7 @@ import io.efabench.harness.Traffic;
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
 @Warmup(iterations = 2, time = 200, timeUnit = TimeUnit.MILLISECONDS)
 @Measurement(iterations = 3, time = 300, timeUnit = TimeUnit.MILLISECONDS)
-@Fork(1)
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"})
 public class IpcBenchmark {
 
     /** Shared by the two bandwidth states: buffer sizes and the traffic they publish. */

@@ -53,7 +53,7 @@ import io.efabench.harness.memory.TrialGpu;
 @State(Scope.Benchmark)
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED"})
+@Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"})
 public class ProxyQueueBenchmark {
     public static final int REQUESTS_PER_LAUNCH = 1 << 20;
 

@@ -10,6 +10,11 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+
+import io.efabench.provenance.JvmLayout;
+
 /**
  * Compares two runs entry by entry (same benchmark, mode and params). A change counts when
  * |new - old| exceeds the combined error errOld + errNew (JMH's scoreError is the half-width of
@@ -60,6 +65,10 @@ public final class Compare {
         requireMetric(news, metric, "NEW " + newPath);
         Outcome outcome = compare(olds, news, metric, thresholdPct);
         print(outcome, metric, thresholdPct, oldPath, newPath, out);
+        String layout = layoutDifference(Provenance.load(runDir(oldPath)), Provenance.load(runDir(newPath)));
+        if (layout != null) {
+            out.println(layout);
+        }
         return outcome.rows().isEmpty() ? NOTHING_MATCHED : outcome.regressed() ? REGRESSED : OK;
     }
 
@@ -78,6 +87,46 @@ public final class Compare {
         }
         List<JmhResult> onlyNew = newByKey.values().stream().filter(n -> !oldKeys.contains(n.key())).toList();
         return new Outcome(rows, onlyOld, onlyNew);
+    }
+
+    /**
+     * One line when the two runs' JVMs laid objects out differently (provenance's {@code
+     * jvm_layout}: header, reference and alignment sizes and the flags behind them), naming each
+     * fact that changed; a Java-side figure (footprint, false sharing) moves with them. Null when
+     * both agree or neither recorded it.
+     */
+    static String layoutDifference(JsonObject oldProvenance, JsonObject newProvenance) {
+        JsonElement o = oldProvenance.get(JvmLayout.KEY);
+        JsonElement n = newProvenance.get(JvmLayout.KEY);
+        if (o == null && n == null) return null;
+        if (o == null || n == null) {
+            return "JVM layout: recorded in " + (o == null ? "NEW" : "OLD") + " only (" + Provenance.brief(o == null ? n : o)
+                    + "): the other run predates it or has no provenance";
+        }
+        if (o.equals(n)) return null;
+        if (!o.isJsonObject() || !n.isJsonObject() || o.getAsJsonObject().has(Provenance.PER_SOURCE)
+                || n.getAsJsonObject().has(Provenance.PER_SOURCE)) {
+            return "JVM layout differs (a run's ranks disagree among themselves): OLD " + Provenance.brief(o) + " -> NEW " + Provenance.brief(n);
+        }
+        List<String> changes = new ArrayList<>();
+        Set<String> keys = new TreeSet<>(o.getAsJsonObject().keySet());
+        keys.addAll(n.getAsJsonObject().keySet());
+        for (String k : keys) {
+            JsonElement a = o.getAsJsonObject().get(k);
+            JsonElement b = n.getAsJsonObject().get(k);
+            if (a == null ? b != null : !a.equals(b)) {
+                changes.add(k + " " + (a == null ? "-" : Provenance.brief(a)) + " -> " + (b == null ? "-" : Provenance.brief(b)));
+            }
+        }
+        return "JVM layout differs: " + String.join("; ", changes)
+                + " (Java-side footprints and which fields share a cache line hold for one layout)";
+    }
+
+    /** A run folder, or the folder a result file sits in. */
+    private static Path runDir(Path fileOrRunDir) {
+        if (java.nio.file.Files.isDirectory(fileOrRunDir)) return fileOrRunDir;
+        Path parent = fileOrRunDir.toAbsolutePath().getParent();
+        return parent == null ? fileOrRunDir : parent;
     }
 
     static Row judge(JmhResult o, JmhResult n, String metric, double thresholdPct) {

@@ -31,6 +31,23 @@ class CompareTest {
         assertEquals(8, r.out().lines().filter(l -> l.contains("within error")).count(), r.out());
     }
 
+    /** Two runs whose JVMs laid objects out differently (8-byte references past a 32 GB heap): compare says which facts. */
+    @Test
+    void jvmLayoutDifferenceIsNamed() throws Exception {
+        Path a = Fixtures.runDir(REAL_WRITE, tmp.resolve("a"));
+        Path b = Fixtures.runDir(REAL_WRITE, tmp.resolve("b"));
+        String layout = "{\"object_header_bytes\": 12, \"reference_bytes\": %d, \"compressed_oops\": %s, \"object_alignment_bytes\": 8}";
+        java.nio.file.Files.writeString(a.resolve("provenance.json"), "{\"jvm_layout\": " + layout.formatted(4, "true") + "}");
+        java.nio.file.Files.writeString(b.resolve("provenance.json"), "{\"jvm_layout\": " + layout.formatted(8, "false") + "}");
+        Fixtures.Run r = report("compare", a.toString(), b.resolve("jmh.json").toString());
+        assertEquals(0, r.status(), r.out() + r.err());
+        assertTrue(r.out().contains("JVM layout differs: compressed_oops true -> false; reference_bytes 4 -> 8"), r.out());
+
+        java.nio.file.Files.writeString(b.resolve("provenance.json"), "{\"jvm_layout\": " + layout.formatted(4, "true") + "}");
+        Fixtures.Run same = report("compare", a.toString(), b.toString());
+        assertFalse(same.out().contains("JVM layout"), same.out());
+    }
+
     /** A CI gate must not pass vacuously: no entry in common is exit 4 and a line saying so, not "no regression". */
     @Test
     void noMatchingEntryExitsNonZeroSayingSo() throws Exception {

@@ -35,6 +35,8 @@ import io.efabench.harness.trial.TrialResources.Tier;
 import io.efabench.rank.RankEnv;
 import io.efabench.rank.RankException;
 import io.efabench.rank.RankGroup;
+import io.efabench.provenance.JavaFootprint;
+import io.efabench.provenance.JvmLayout;
 import io.efabench.provenance.ProvenanceFragments;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.MetricsSink;
@@ -326,6 +328,11 @@ public final class IpcRig implements AutoCloseable {
             }
             facts.put("nvlink", links);
         }
+        JavaFootprint.Size heap = JavaFootprint.of(this);
+        if (heap != null) {
+            facts.putAll(heap.facts());
+        }
+        facts.put(JvmLayout.KEY, JvmLayout.facts());
         ProvenanceFragments.record("cuda-rank" + rank + "-" + tag, facts);
     }
 

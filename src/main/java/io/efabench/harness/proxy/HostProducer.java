@@ -4,6 +4,7 @@ import io.efabench.proxy.ProxyKernels;
 import io.efabench.proxy.RequestRing;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
+import io.efabench.harness.engine.PaddedLong;
 
 /**
  * The producer of the proxy experiment's direct baseline (the Direct* configs): the proxy thread
@@ -23,8 +24,11 @@ final class HostProducer {
     private final boolean nbi;
     private final int targets;
     private final long[] lastTicket;
-    /** First round of the latest launch rung (0: none yet), written by the benchmark thread. */
-    private volatile long doorbell;
+    /**
+     * First round of the latest launch rung (0: none yet), written by the benchmark thread: a cell of
+     * its own, off the fields below that the proxy thread writes at every request.
+     */
+    private final PaddedLong doorbell = new PaddedLong(0);
 
     private long seen;
     private boolean active;
@@ -47,7 +51,7 @@ final class HostProducer {
 
     /** Starts a launch of the shape's rounds, the first one {@code firstRound} (>= 1, rising). */
     void ring(long firstRound) {
-        doorbell = firstRound;
+        doorbell.set(firstRound);
     }
 
     long produced() {
@@ -63,7 +67,7 @@ final class HostProducer {
             return false;
         }
         if (!active) {
-            long d = doorbell;
+            long d = doorbell.get();
             if (d == seen) {
                 return false;
             }

@@ -10,6 +10,8 @@ import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.engine.Deadline;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
+import io.efabench.harness.engine.PaddedLongArray;
+import io.efabench.harness.engine.PaddedReference;
 import io.efabench.harness.memory.TrialBuffer;
 import io.efabench.harness.trial.FabricTrial;
 import io.efabench.harness.trial.Side;
@@ -34,6 +36,9 @@ final class ProxyLeader implements Side {
     private final RequestRing ring;
     private final Mailbox mailbox;
     private final ProxyLoop proxy;
+    /** The proxy's acks and failure line, spun on here: cells of their own, off the proxy's own fields. */
+    private final PaddedLongArray acked;
+    private final PaddedReference<String> proxyFailure = new PaddedReference<>(null);
     private final ProxyKernels.PutShape shape;
     private final int flags;
     private final long kernelTimeoutNanos;
@@ -86,7 +91,8 @@ final class ProxyLeader implements Side {
             t.own(this::stopKernel);
         }
         fillSources(1);
-        proxy = new ProxyLoop(t, ring, host, mailbox, src.regions(), dstOf, src.byteSize());
+        acked = new PaddedLongArray(t.size);
+        proxy = new ProxyLoop(t, ring, host, mailbox, src.regions(), dstOf, src.byteSize(), acked, proxyFailure);
         t.ownWorker(proxy);
         proxy.start();
     }
@@ -128,7 +134,7 @@ final class ProxyLeader implements Side {
     }
 
     private void ring(long first) {
-        String why = proxy.failure();
+        String why = proxyFailure.get();
         if (why != null) {
             throw new BenchmarkSetupException(why);
         }
@@ -145,7 +151,7 @@ final class ProxyLeader implements Side {
         // not Deadline.await, whose wait names one peer.
         deadline.start();
         for (int k = 1; k < t.size; k++) {
-            while (proxy.acked.get(k) < r) {
+            while (acked.get(k) < r) {
                 checkProxy(r);
                 deadline.check("waiting for the ack of a proxy write round", k, r);
             }
@@ -173,7 +179,7 @@ final class ProxyLeader implements Side {
     }
 
     private void checkProxy(long r) {
-        String why = proxy.failure();
+        String why = proxyFailure.get();
         if (why == null) {
             why = mailbox.failure();
         }

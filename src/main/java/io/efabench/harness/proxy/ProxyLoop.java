@@ -1,13 +1,13 @@
 package io.efabench.harness.proxy;
 
-import java.util.concurrent.atomic.AtomicLongArray;
-
 import io.efabench.fabric.MemoryRegion;
 import io.efabench.fabric.RemoteRegion;
 import io.efabench.proxy.Mailbox;
 import io.efabench.proxy.RequestRing;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.TestHooks;
+import io.efabench.harness.engine.PaddedLongArray;
+import io.efabench.harness.engine.PaddedReference;
 import io.efabench.harness.engine.Stripes;
 import io.efabench.harness.engine.WriteEngine;
 import io.efabench.harness.trial.FabricTrial;
@@ -26,6 +26,11 @@ import io.efabench.harness.trial.FabricTrial;
  * a channel that does not exist, or bytes that overrun either buffer stop the proxy with one line
  * naming the request and the field, raise the mailbox's abort word (so the kernel stops instead
  * of waiting for a completion that never comes) and fail the round. The loop allocates nothing.
+ *
+ * <p>What the benchmark thread and this one share lives in padded cells, never in this object's
+ * own fields, which this thread writes at every post and completion: the stop and checking flags
+ * (the benchmark thread writes them), the failure line and the acks (it spins on them; {@link
+ * ProxyLeader} holds the same cells). {@code LayoutTest} holds that with JOL.
  */
 final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     /** Ring polls between two CQ reads while no write is in flight. */
@@ -48,14 +53,16 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     private final long[] maxWrite;
 
     /** Highest round every peer acked, written by this thread only. */
-    final AtomicLongArray acked;
+    private final PaddedLongArray acked;
     private final Thread thread;
-    private volatile boolean running = true;
-    private volatile String failure;
+    /** Written by the benchmark thread (stop, checked round), read here. */
+    private final PaddedReference<Boolean> running = new PaddedReference<>(Boolean.TRUE);
+    private final PaddedReference<Boolean> checking = new PaddedReference<>(Boolean.FALSE);
+    /** Why this thread stopped (null while it runs), spun on by the benchmark thread. */
+    private final PaddedReference<String> failure;
     private final boolean yielding;
     /** Test hook EFABENCH_TEST_PIPELINE_FAULT: fires in a checked round only, with two or more writes in flight. */
     private final TestHooks.PipelineFault fault = TestHooks.PipelineFault.fromEnvironment();
-    private volatile boolean checking;
     private int inFlight;
 
     /** Writes of ticket t not completed yet, at t & mask (valid for tickets frontier..consumed-1). */
@@ -78,9 +85,11 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     /**
      * @param host the direct baseline's producer (requests made on this thread instead of taken
      *             off the ring), or null for requests the GPU pushes
+     * @param acked where this thread publishes each peer's highest acked round
+     * @param failure where this thread says why it stopped
      */
     ProxyLoop(FabricTrial t, RequestRing ring, HostProducer host, Mailbox mailbox, MemoryRegion[] srcMr,
-            RemoteRegion[][] dstOf, long srcBytes) {
+            RemoteRegion[][] dstOf, long srcBytes, PaddedLongArray acked, PaddedReference<String> failure) {
         this.t = t;
         this.ring = ring;
         this.host = host;
@@ -102,7 +111,8 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
             contexts[c] = WINDOW;
         }
         engine = new WriteEngine(t, contexts, true, new long[nch], 1, this);
-        acked = new AtomicLongArray(t.size);
+        this.acked = acked;
+        this.failure = failure;
         remaining = new int[ring.capacity()];
         thread = new Thread(this, "efabench-proxy-rank" + t.rank);
         thread.setDaemon(true);
@@ -116,16 +126,11 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
         if (on) {
             fault.arm();
         }
-        checking = on;
+        checking.set(on);
     }
 
     void start() {
         thread.start();
-    }
-
-    /** Null while the proxy runs fine; else why it stopped (one line). */
-    String failure() {
-        return failure;
     }
 
     @Override
@@ -136,7 +141,7 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
             if (t.gpu() != null) {
                 t.gpu().context.makeCurrent();
             }
-            while (running) {
+            while (running.get()) {
                 boolean busy = false;
                 if (pending || fetch()) {
                     busy = postPending();
@@ -166,9 +171,9 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     }
 
     private void stop(String why) {
-        failure = why;
+        failure.set(why);
         mailbox.abort();
-        running = false;
+        running.set(false);
     }
 
     /** Takes the next request off the ring and checks it; false when there is none (or it must wait). */
@@ -222,7 +227,7 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
             long len = Math.min(left, maxWrite[c]);
             long dstOff = req.dst + pOff;
             long sent = len;
-            if (checking && fault.fires(inFlight)) {
+            if (checking.get() && fault.fires(inFlight)) {
                 if (fault.kind == TestHooks.PipelineFault.Kind.MISDIRECT) {
                     dstOff = (dstOff + len) % (dstOf[req.target][c].length() - len + 1);
                 } else {
@@ -267,7 +272,7 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     @Override
     public void acked(int from, long round) {
         if (round > acked.get(from)) {
-            acked.lazySet(from, round);
+            acked.setRelease(from, round);
         }
     }
 
@@ -294,7 +299,7 @@ final class ProxyLoop implements Runnable, AutoCloseable, WriteEngine.Sink {
     /** Stops the thread (waits up to 5 s) before the channels close. */
     @Override
     public void close() {
-        running = false;
+        running.set(false);
         try {
             thread.join(5000);
         } catch (InterruptedException e) {

@@ -8,6 +8,8 @@ import java.util.Map;
 import io.efabench.fabric.Discovery;
 import io.efabench.fabric.NicInfo;
 import io.efabench.fabric.NicPath;
+import io.efabench.provenance.JavaFootprint;
+import io.efabench.provenance.JvmLayout;
 import io.efabench.provenance.ProvenanceFragments;
 import io.efabench.harness.MemoryKind;
 import io.efabench.harness.memory.TrialBuffer;
@@ -47,6 +49,12 @@ final class TrialProvenance {
         footprint.put("payload_bytes", t.buffers.stream().mapToLong(TrialBuffer::byteSize).sum());
         footprint.put("registration", t.buffers.isEmpty() ? "none" : t.buffers.get(0).describeRegistration());
         footprint.putAll(rounds.provenance());
+        // The Java side beside the native bytes (README "Footprint"), and the layout it was sized in.
+        JavaFootprint.Size heap = JavaFootprint.of(t, rounds);
+        if (heap != null) {
+            footprint.putAll(heap.facts());
+        }
+        footprint.put(JvmLayout.KEY, JvmLayout.facts());
         ProvenanceFragments.record("footprint-rank" + t.rank + "-" + t.trialTag, footprint);
         if (t.rank != 0) {
             return;
