@@ -214,6 +214,38 @@ class StructureTest {
         assertEquals(List.of(), offending);
     }
 
+    /**
+     * Benchmarks are thin: a benchmark uses the harness and its own package only, so a protocol,
+     * a kernel's arguments or a ring never grow back into a {@code @State} (issue 55).
+     */
+    @Test
+    void benchmarksUseOnlyTheHarness() throws IOException {
+        assertEquals(List.of(), beyondTheHarness(fileGraph()));
+    }
+
+    @Test
+    void theBenchmarkCheckSeesAWrapper() {
+        Map<String, Set<String>> g = Map.of("io.efabench.bench.A", Set.of("io.efabench.harness.ipc.IpcRig", "io.efabench.cuda.Kernel"),
+                "io.efabench.bench.B", Set.of("io.efabench.bench.A", "io.efabench.harness.Sizes"),
+                "io.efabench.bench.jmh_generated.A_jmhTest", Set.of("io.efabench.rank.RankGroup"));
+        assertEquals(List.of("io.efabench.bench.A -> io.efabench.cuda.Kernel"), beyondTheHarness(g));
+    }
+
+    /** Each benchmark's use of a file outside the harness and its own package ("bench.A -> cuda.Kernel"). */
+    static List<String> beyondTheHarness(Map<String, Set<String>> files) {
+        List<String> offending = new ArrayList<>();
+        new TreeMap<>(files).forEach((f, to) -> {
+            if (packageOf(f).equals("io.efabench.bench")) {
+                for (String used : to) {
+                    if (!used.startsWith("io.efabench.harness.") && !packageOf(used).equals("io.efabench.bench")) {
+                        offending.add(f + " -> " + used);
+                    }
+                }
+            }
+        });
+        return offending;
+    }
+
     @Test
     void theCheckSeesACircle() {
         Map<String, Set<String>> g = new TreeMap<>(Map.of("a", Set.of("b"), "b", Set.of("c"), "c", Set.of("a"), "d",

@@ -17,18 +17,9 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.infra.BenchmarkParams;
 
-import io.efabench.cuda.CudaStream;
-import io.efabench.cuda.DeviceBuffer;
-import io.efabench.cuda.DeviceMemory;
-import io.efabench.cuda.CheckPattern;
-import io.efabench.cuda.Kernel;
-import io.efabench.cuda.KernelArgs;
-import io.efabench.cuda.KernelCompiler;
-import io.efabench.cuda.CudaModule;
-import io.efabench.harness.BenchmarkSetupException;
-import io.efabench.harness.ipc.IpcRig;
-import io.efabench.harness.Sizes;
-import io.efabench.harness.Traffic;
+import io.efabench.harness.ipc.IpcFlagPingPong;
+import io.efabench.harness.ipc.IpcWrites;
+
 
 /**
  * NVLink GPU-to-GPU writes through CUDA IPC (seed 004, "NVLink GPU-to-GPU Communication
@@ -55,61 +46,8 @@ import io.efabench.harness.Traffic;
 @Fork(value = 1, jvmArgsAppend = {"--enable-native-access=ALL-UNNAMED", "--sun-misc-unsafe-memory-access=allow"})
 public class IpcBenchmark {
 
-    /** Shared by the two bandwidth states: buffer sizes and the traffic they publish. */
-    abstract static class Bandwidth {
-        IpcRig rig;
-        long bytes;
-        long round;
-        DeviceBuffer source;
-        IpcRig.Transfer timed;
-
-        void open(BenchmarkParams bp, String size, boolean needsSource) {
-            bytes = Sizes.parse(size);
-            if (bytes % 16 != 0) {
-                throw new BenchmarkSetupException("size " + size + " is not a multiple of 16 bytes");
-            }
-            rig = IpcRig.open(bp, 0, bytes);
-            if (rig.leader && needsSource) {
-                source = DeviceBuffer.allocate(rig.context, bytes);
-                rig.pattern.fill(rig.stream, source, 0, 1, 0);
-                rig.stream.await(rig.timeoutNanos, "rank 0: fill source");
-            }
-            int peers = rig.world - 1;
-            rig.metrics.traffic(new Traffic(bytes * peers, peers, rig.leader ? rig.linkGbps(bytes) : 0, rig.rank));
-            if (rig.leader) {
-                System.out.println(rig.provenance());
-            }
-        }
-
-        void invoke() {
-            if (rig.leader) {
-                rig.timedRound(timed);
-            } else {
-                rig.group.checkAlive();
-            }
-        }
-
-        /** Enqueues the pattern of (rank 0, {@code peer}, round) into the source. */
-        void fillSource(int peer, long checkedRound) {
-            rig.pattern.fill(rig.stream, source, 0, peer, checkedRound);
-        }
-
-        void close() {
-            if (rig != null) {
-                try {
-                    if (source != null) {
-                        rig.context.makeCurrent();
-                        source.close();
-                    }
-                } finally {
-                    rig.close();
-                }
-            }
-        }
-    }
-
     @State(Scope.Thread)
-    public static class Write extends Bandwidth {
+    public static class Write {
         /**
          * Kernel variant (ipc_write.cu): int (reference), int4, int4x4, int4warp, tma and tmabig
          * (Hopper bulk copies), copy4x4 (SM copy of a local buffer).
@@ -124,202 +62,90 @@ public class IpcBenchmark {
         @Param({"256K", "1M", "4M", "16M", "64M", "256M", "1G"})
         public String size;
 
-        WriteKernel variant;
-        LaunchShape launch;
-        CudaModule module;
-        Kernel kernel;
-        KernelArgs[] args;
+        IpcWrites writes;
 
         @Setup(Level.Trial)
         public void setUp(BenchmarkParams bp) {
-            variant = WriteKernel.parse(config);
-            open(bp, size, variant.copies);
-            try {
-                launch = LaunchShape.parse(shape, rig.device.smCount(), 1024);
-                if (rig.leader) {
-                    module = KernelCompiler.load(rig.context, "ipc_write.cu");
-                    kernel = module.kernel(variant.function);
-                    if (variant.sharedBytes > 48 * 1024) {
-                        kernel.setMaxDynamicSharedMemory(variant.sharedBytes);
-                    }
-                    args = new KernelArgs[rig.world];
-                    for (int p = 1; p < rig.world; p++) {
-                        args[p] = argsFor(p, CheckPattern.seed(0, p, 0));
-                    }
-                    CudaStream stream = rig.stream;
-                    timed = p -> kernel.launch(stream, launch.grid(), launch.block(), variant.sharedBytes, args[p]);
-                }
-            } catch (RuntimeException e) {
-                rig.group.abort(e.getMessage());
-                close();
-                throw e instanceof BenchmarkSetupException ? e : new BenchmarkSetupException(e.getMessage());
-            }
-        }
-
-        private KernelArgs argsFor(int peer, int seed) {
-            DeviceMemory dst = rig.peers[peer];
-            long n = bytes / variant.unit;
-            return variant.copies ? new KernelArgs(3).pointer(0, dst).pointer(1, source).u64(2, n)
-                    : new KernelArgs(3).pointer(0, dst).u64(1, n).u32(2, seed);
+            writes = IpcWrites.kernel(bp, config, shape, size);
         }
 
         @TearDown(Level.Iteration)
         public void check() {
-            long r = ++round;
-            KernelArgs[] checked = new KernelArgs[rig.world];
-            if (rig.leader) {
-                for (int p = 1; p < rig.world; p++) {
-                    checked[p] = argsFor(p, CheckPattern.seed(0, p, r));
-                }
-            }
-            rig.checkedRound(r, "config " + config + ", shape " + shape + ", size " + size,
-                    variant.copies ? p -> fillSource(p, r) : null,
-                    p -> kernel.launch(rig.stream, launch.grid(), launch.block(), variant.sharedBytes, checked[p]));
+            writes.check();
         }
 
         @TearDown(Level.Trial)
         public void tearDown() {
-            try {
-                if (module != null) {
-                    rig.context.makeCurrent();
-                    module.close();
-                }
-            } finally {
-                close();
+            if (writes != null) {
+                writes.close();
             }
         }
     }
 
     @State(Scope.Thread)
-    public static class CopyEngine extends Bandwidth {
+    public static class CopyEngine {
         @Param({"256K", "1M", "4M", "16M", "64M", "256M", "1G"})
         public String size;
 
+        IpcWrites writes;
+
         @Setup(Level.Trial)
         public void setUp(BenchmarkParams bp) {
-            open(bp, size, true);
-            if (rig.leader) {
-                CudaStream stream = rig.stream;
-                timed = p -> stream.copy(rig.peers[p], source, bytes);
-            }
+            writes = IpcWrites.copyEngine(bp, size);
         }
 
         @TearDown(Level.Iteration)
         public void check() {
-            long r = ++round;
-            rig.checkedRound(r, "copy engine, size " + size, p -> fillSource(p, r), timed);
+            writes.check();
         }
 
         @TearDown(Level.Trial)
         public void tearDown() {
-            close();
+            if (writes != null) {
+                writes.close();
+            }
         }
     }
 
     @State(Scope.Thread)
     public static class FlagLatency {
-        /** Round trips per peer in one invocation. */
-        static final int ROUNDS = 1000;
-        static final int STOP = -1;
-        IpcRig rig;
-        Kernel ping;
-        Kernel pong;
-        KernelArgs[] pingArgs;
-        KernelArgs pongArgs;
-        int invocation;
-        IpcRig.Transfer timed;
+        IpcFlagPingPong pingPong;
 
         @Setup(Level.Trial)
         public void setUp(BenchmarkParams bp) {
-            IpcRig r = IpcRig.open(bp, 4L * 64, 4);
-            rig = r;
-            if (r.world > 64) {
-                r.group.abort("flagLatency supports up to 64 ranks");
-                r.close();
-                throw new BenchmarkSetupException("flagLatency supports up to 64 ranks");
-            }
-            ping = r.flags.kernel("flag_ping");
-            pong = r.flags.kernel("flag_pong");
-            if (r.leader) {
-                pingArgs = new KernelArgs[r.world];
-                for (int p = 1; p < r.world; p++) {
-                    pingArgs[p] = new KernelArgs(6).pointer(0, r.peers[p]).pointer(1, r.inbox.slice(4L * p, 4))
-                            .u32(2, 1).u32(3, ROUNDS).u64(4, IpcRig.KERNEL_TIMEOUT_NS)
-                            .pointer(5, r.host.slice(IpcRig.STATUS_A, 4));
-                }
-                timed = p -> ping.launch(r.stream, 1, 1, 0, pingArgs[p].u32(2, 1 + invocation * ROUNDS));
-                r.metrics.traffic(new Traffic(8L * ROUNDS * (r.world - 1), 2 * ROUNDS * (r.world - 1), 0, r.rank));
-                System.out.println(r.provenance());
-            } else {
-                pongArgs = new KernelArgs(5).pointer(0, r.peers[0].slice(4L * r.rank, 4)).pointer(1, r.inbox)
-                        .u32(2, STOP).u64(3, r.timeoutNanos).pointer(4, r.host.slice(IpcRig.STATUS_B, 4));
-                r.metrics.traffic(new Traffic(8L * ROUNDS, 2 * ROUNDS, 0, r.rank));
-            }
+            pingPong = IpcFlagPingPong.open(bp);
         }
 
         @Setup(Level.Iteration)
         public void start() {
-            rig.context.makeCurrent();
-            rig.inbox.fill((byte) 0);
-            invocation = 0;
-            if (!rig.leader) {
-                rig.clearStatus(IpcRig.STATUS_B);
-                pong.launch(rig.stream, 1, 1, 0, pongArgs);
-            }
-            rig.barrier("ipc latency: pong running");
-        }
-
-        void invoke() {
-            if (rig.leader) {
-                rig.timedRound(timed);
-                int failed = rig.status(IpcRig.STATUS_A);
-                if (failed != 0) {
-                    throw new IllegalStateException("rank 0: flag ping-pong: no echo of round " + failed
-                            + " within 10 s from a peer");
-                }
-                invocation++;
-            } else {
-                rig.group.checkAlive();
-            }
+            pingPong.startIteration();
         }
 
         @TearDown(Level.Iteration)
         public void stop() {
-            rig.context.makeCurrent();
-            if (rig.leader) {
-                for (int p = 1; p < rig.world; p++) {
-                    rig.peers[p].fillWords(STOP);
-                }
-            } else {
-                rig.stream.await(rig.timeoutNanos, "rank " + rig.rank + ": flag_pong after rank 0's stop");
-                if (rig.status(IpcRig.STATUS_B) != 0) {
-                    throw new IllegalStateException("rank " + rig.rank + ": flag_pong saw no flag from rank 0 for "
-                            + rig.timeout.toSeconds() + " s");
-                }
-            }
-            rig.barrier("ipc latency: pong stopped");
+            pingPong.endIteration();
         }
 
         @TearDown(Level.Trial)
         public void tearDown() {
-            if (rig != null) {
-                rig.close();
+            if (pingPong != null) {
+                pingPong.close();
             }
         }
     }
 
     @Benchmark
     public void write(Write s) {
-        s.invoke();
+        s.writes.invoke();
     }
 
     @Benchmark
     public void copyEngine(CopyEngine s) {
-        s.invoke();
+        s.writes.invoke();
     }
 
     @Benchmark
     public void flagLatency(FlagLatency s) {
-        s.invoke();
+        s.pingPong.invoke();
     }
 }

@@ -92,6 +92,8 @@ public final class IpcRig implements AutoCloseable {
     CudaEvent[] start;
     CudaEvent[] stop;
     private int gateSeq;
+    /** Rank 0 shares its GPU with a peer: transfers to it stay inside one device. */
+    private boolean sharedGpu;
     /** What this trial reports to the metrics profiler: its traffic, CUDA-event times and checked rounds. */
     public final MetricsSink metrics = MetricsSink.open();
     /** Everything setUp opens, closed in tiers: events and mappings, then memory, then the GPU. */
@@ -141,7 +143,9 @@ public final class IpcRig implements AutoCloseable {
     }
 
     private void setUp(RankEnv env, long leaderInbox, long followerInbox) {
-        gpu = resources.push(Tier.GPU, TrialGpu.open(env, TrialGpu.Sharing.REFUSED, timeout));
+        // Ranks may share a GPU (fewer visible than local ranks): IPC within one device, which keeps
+        // the IPC paths tested where one GPU is lent; rank 0 says so and the figures are not NVLink's.
+        gpu = resources.push(Tier.GPU, TrialGpu.open(env, TrialGpu.Sharing.ALLOWED, timeout));
         device = gpu.device;
         context = gpu.context;
         stream = gpu.stream;
@@ -176,11 +180,11 @@ public final class IpcRig implements AutoCloseable {
                 throw new BenchmarkSetupException("IpcBenchmark runs on one node: rank " + r + " is on " + hosts[r]
                         + ", rank 0 on " + hosts[0]);
             }
-            for (int q = 0; q < r; q++) {
-                if (busIds[r].equalsIgnoreCase(busIds[q])) {
-                    throw new BenchmarkSetupException("ranks " + q + " and " + r + " share GPU " + busIds[r]
-                            + ": IpcBenchmark needs one GPU per rank (LOCAL_RANK selects it among CUDA_VISIBLE_DEVICES)");
-                }
+            if (leader && busIds[r].equalsIgnoreCase(busIds[0]) && !sharedGpu) {
+                sharedGpu = true;
+                System.out.println("# efabench: ipc: rank " + r + " shares GPU " + busIds[r] + " with rank 0 (fewer GPUs visible"
+                        + " than local ranks): IPC within one device, not NVLink; busbw_pct is left out. For NVLink, one GPU"
+                        + " per rank (LOCAL_RANK selects it among CUDA_VISIBLE_DEVICES)");
             }
         }
         peers = new IpcHandle.PeerMapping[world];
@@ -309,7 +313,7 @@ public final class IpcRig implements AutoCloseable {
         double idealSeconds = 0;
         for (int p = 1; p < world; p++) {
             NvLink link = NvLink.between(device, busIds[p]);
-            if (!link.known()) {
+            if (!link.known() || busIds[p].equalsIgnoreCase(busIds[0])) {
                 return 0;
             }
             idealSeconds += bytesPerPeer * 8.0 / (link.gbps() * 1e9);

@@ -1,4 +1,4 @@
-package io.efabench.bench;
+package io.efabench.harness.ipc;
 
 import java.util.Arrays;
 import java.util.stream.Collectors;
@@ -6,7 +6,7 @@ import io.efabench.harness.BenchmarkSetupException;
 
 
 /**
- * The {@code config} param of {@link IpcBenchmark#write}: which kernel of ipc_write.cu writes
+ * The {@code config} param of IpcBenchmark's {@code write}: which kernel of ipc_write.cu writes
  * into the peer. Store kernels generate the check pattern in registers (like the reference
  * suite's int stores); the copy kernel reads a local source buffer, like the copy engine.
  */

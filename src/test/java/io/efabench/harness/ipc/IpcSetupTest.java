@@ -1,4 +1,4 @@
-package io.efabench.bench;
+package io.efabench.harness.ipc;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -9,7 +9,6 @@ import org.junit.jupiter.api.Test;
 
 import io.efabench.cuda.Cuda;
 import io.efabench.harness.BenchmarkSetupException;
-import io.efabench.harness.ipc.IpcRig;
 
 class IpcSetupTest {
 

@@ -1,4 +1,4 @@
-package io.efabench.bench;
+package io.efabench.harness.ipc;
 
 import io.efabench.harness.BenchmarkSetupException;
 
