@@ -77,6 +77,20 @@ public final class JavaFootprint {
 
     private JavaFootprint() {}
 
+    /**
+     * The footprint of {@code roots} as provenance facts: what {@link Size#facts} says, why it is
+     * missing where JOL cannot read this JVM ({@link JvmLayout#vm()}), or why the walk failed. Never
+     * throws: a fact not recorded must not cost a trial.
+     */
+    public static Map<String, Object> factsOf(Object... roots) {
+        try {
+            Size s = of(roots);
+            return s != null ? s.facts() : Map.of("java_walk", "not run (JOL cannot read this JVM: jvm_layout says why)");
+        } catch (RuntimeException | LinkageError e) {
+            return Map.of("java_walk", "failed: " + e);
+        }
+    }
+
     /** The footprint of {@code roots}, or null where JOL cannot read this JVM ({@link JvmLayout#vm()}). */
     public static Size of(Object... roots) {
         VirtualMachine vm = JvmLayout.vm();

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.Test;
 class JvmLayoutTest {
     /** Prints the facts and nothing else; run in a JVM of its own by the tests below. */
     public static void main(String[] args) {
-        System.out.println("facts " + JvmLayout.facts());
+        System.out.println("facts " + JvmLayout.facts() + " footprint " + JavaFootprint.factsOf(new long[4]));
     }
 
     @Test
@@ -26,6 +26,7 @@ class JvmLayoutTest {
         Run r = java("--sun-misc-unsafe-memory-access=allow");
         assertEquals("", r.err, "stderr");
         assertEquals(1, r.out.lines().count(), "stdout, one line: " + r.out);
+        assertTrue(r.out.contains("java_bytes=48"), r.out);
         assertTrue(r.out.contains("object_header_bytes=12") && r.out.contains("reference_bytes=4")
                 && r.out.contains("compressed_oops=true") && r.out.contains("object_alignment_bytes=8"), r.out);
 
@@ -42,6 +43,7 @@ class JvmLayoutTest {
         assertEquals("", r.err, "stderr");
         assertFalse(r.out.contains("WARNING"), r.out);
         assertTrue(r.out.contains("sizes=not read (start the JVM with --sun-misc-unsafe-memory-access=allow"), r.out);
+        assertTrue(r.out.contains("java_walk=not run (JOL cannot read this JVM"), r.out);
         assertTrue(r.out.contains("compressed_oops=true"), r.out);
     }
 

@@ -332,10 +332,7 @@ public final class IpcRig implements AutoCloseable {
             }
             facts.put("nvlink", links);
         }
-        JavaFootprint.Size heap = JavaFootprint.of(this);
-        if (heap != null) {
-            facts.putAll(heap.facts());
-        }
+        facts.putAll(JavaFootprint.factsOf(this));
         facts.put(JvmLayout.KEY, JvmLayout.facts());
         ProvenanceFragments.record("cuda-rank" + rank + "-" + tag, facts);
     }

@@ -50,10 +50,7 @@ final class TrialProvenance {
         footprint.put("registration", t.buffers.isEmpty() ? "none" : t.buffers.get(0).describeRegistration());
         footprint.putAll(rounds.provenance());
         // The Java side beside the native bytes (README "Footprint"), and the layout it was sized in.
-        JavaFootprint.Size heap = JavaFootprint.of(t, rounds);
-        if (heap != null) {
-            footprint.putAll(heap.facts());
-        }
+        footprint.putAll(JavaFootprint.factsOf(t, rounds));
         footprint.put(JvmLayout.KEY, JvmLayout.facts());
         ProvenanceFragments.record("footprint-rank" + t.rank + "-" + t.trialTag, footprint);
         if (t.rank != 0) {
