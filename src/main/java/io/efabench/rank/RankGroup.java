@@ -206,7 +206,7 @@ public final class RankGroup implements AutoCloseable {
      * What the rendezvous knows about ranks that are gone, for a failure message: after waiting at
      * most {@code grace} for a reader thread to notice a closed socket (it does within
      * milliseconds of a process's death; the wait ends as soon as a rank is known dead or the group
-     * failed), {@code "; rank 1 died (its rendezvous connection closed)"} for every rank whose
+     * failed), {@code "; rank 1 (host h pid 123) died (its rendezvous connection closed)"} for every rank whose
      * socket to this rank ended without BYE, then the group's failure reason when the group failed
      * for another reason (on a follower: rank 0 telling of a follower's death). Empty when nothing
      * is known. Never throws.
@@ -229,7 +229,7 @@ public final class RankGroup implements AutoCloseable {
             }
             for (int r = 0; r < dead.length; r++) {
                 if (dead[r]) {
-                    s.append("; rank ").append(r).append(" died (its rendezvous connection closed)");
+                    s.append("; ").append(names[r]).append(" died (its rendezvous connection closed)");
                 }
             }
             String f = failure;
