@@ -35,6 +35,8 @@ public final class JvmLayout {
     public static final int FALSE_SHARING_BYTES = 128;
 
     private static Map<String, Object> facts;
+    private static VirtualMachine vm;
+    private static boolean asked;
 
     private JvmLayout() {}
 
@@ -48,9 +50,18 @@ public final class JvmLayout {
 
     /**
      * JOL's view of this JVM, or null where asking would print a warning (see the class comment)
-     * or JOL does not know the JVM; JOL's own notes are kept out of stdout.
+     * or JOL does not know the JVM; JOL's own notes are kept out of stdout. Asked once: stdout is
+     * swapped only the first time, not at every trial or lambda class a footprint walk sizes.
      */
     public static synchronized VirtualMachine vm() {
+        if (!asked) {
+            vm = ask();
+            asked = true;
+        }
+        return vm;
+    }
+
+    private static VirtualMachine ask() {
         if (!unsafeQuiet()) {
             return null;
         }

@@ -92,8 +92,6 @@ public final class IpcRig implements AutoCloseable {
     CudaEvent[] start;
     CudaEvent[] stop;
     private int gateSeq;
-    /** Rank 0 shares its GPU with a peer: transfers to it stay inside one device. */
-    private boolean sharedGpu;
     /** What this trial reports to the metrics profiler: its traffic, CUDA-event times and checked rounds. */
     public final MetricsSink metrics = MetricsSink.open();
     /** Everything setUp opens, closed in tiers: events and mappings, then memory, then the GPU. */
@@ -175,6 +173,7 @@ public final class IpcRig implements AutoCloseable {
                 throw new UncheckedIOException(e);
             }
         }
+        boolean sharedGpu = false; // said once, for the first peer on rank 0's GPU
         for (int r = 1; r < world; r++) {
             if (!hosts[r].equals(hosts[0])) {
                 throw new BenchmarkSetupException("IpcBenchmark runs on one node: rank " + r + " is on " + hosts[r]
