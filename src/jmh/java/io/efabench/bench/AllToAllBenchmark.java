@@ -8,6 +8,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.infra.BenchmarkParams;
 import io.efabench.harness.Sizes;
 import io.efabench.harness.alltoall.AllToAllRounds;
+import io.efabench.harness.alltoall.NvlinkAllToAllRounds;
 import io.efabench.harness.trial.FabricTrial;
 import io.efabench.harness.trial.TrialSpec;
 import io.efabench.harness.trial.RoundDriver;
@@ -35,9 +36,17 @@ public class AllToAllBenchmark extends FabricBenchmark {
     @Param({"auto"})
     public String channels;
 
-    /** nic: every byte crosses the NIC (efa/verbs); auto: same-node peers may go through shm. */
+    /**
+     * nic: every byte crosses the NIC (efa/verbs); auto: same-node peers may go through shm;
+     * nvlink: ranks of one node store device memory straight into each other's GPUs (an SM
+     * kernel over CUDA IPC); nvlink-ce: the same by the copy engines. The NVLink paths take SingleDMA.
+     */
     @Param({"nic"})
     public String path;
+
+    /** path=nvlink: CTAs of the round kernel (512 threads each; its warps are spread over the destinations). */
+    @Param({"16"})
+    public int ctas;
 
     /**
      * All-to-all rounds a rank may have in flight: 1 is one collective at a time (an invocation
@@ -54,8 +63,12 @@ public class AllToAllBenchmark extends FabricBenchmark {
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
         long bytes = Sizes.parse(size);
-        trial = FabricTrial.open(bp, TrialSpec.of(config.memory).channels(channels).config(config.name()).path(path));
-        driver = RoundDriver.open(trial, t -> new AllToAllRounds(t, config.layout, bytes, window, slots));
+        boolean nvlink = NvlinkAllToAllRounds.isNvlinkPath(path);
+        // an NVLink path leaves the fabric to its provider's own choices: it carries none of the rounds
+        trial = FabricTrial.open(bp, TrialSpec.of(config.memory).channels(channels).config(config.name())
+                .path(nvlink ? "auto" : path));
+        driver = RoundDriver.open(trial, t -> nvlink ? NvlinkAllToAllRounds.open(t, path, config.layout, bytes, window, slots, ctas)
+                : new AllToAllRounds(t, config.layout, bytes, window, slots));
     }
 
     @Benchmark

@@ -27,7 +27,7 @@ public final class KernelCompiler {
     private KernelCompiler() {}
 
     /** Every kernel source; a test checks this list against the resource directory. */
-    public static final List<String> SOURCES = List.of("flag.cu", "ipc_write.cu", "pattern.cu", "proxy.cu");
+    public static final List<String> SOURCES = List.of("alltoall.cu", "flag.cu", "ipc_write.cu", "pattern.cu", "proxy.cu");
     /** The header every source includes. */
     public static final String HEADER = "efabench.cuh";
     private static final String DIR = "/io/efabench/cuda/kernels/";

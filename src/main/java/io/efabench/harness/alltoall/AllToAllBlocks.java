@@ -46,6 +46,16 @@ final class AllToAllBlocks {
         }
     }
 
+    /** The source buffer: slots x N blocks, block (slot, p) sent to rank p. */
+    TrialBuffer source() {
+        return src;
+    }
+
+    /** The destination buffer: slots x N blocks, block (slot, s) written by rank s. */
+    TrialBuffer destination() {
+        return dst;
+    }
+
     /** Offset of block (slot, rank) in either buffer. */
     long block(int slot, int rank) {
         return ((long) slot * ranks + rank) * size;

@@ -79,6 +79,15 @@ final class PeerSpread {
         }
     }
 
+    /**
+     * {@code rounds} timed rounds of {@code sender} arrived here {@code nanos} after this rank's
+     * start of each, summed (the NVLink path's kernels measure them on the GPU's clock).
+     */
+    void addArrivals(int sender, long nanos, long rounds) {
+        pairNanos[sender] += nanos;
+        pairRounds[sender] += rounds;
+    }
+
     /** Allgathers every rank's figures; rank 0 publishes them ({@code size} to each peer, {@code bytesPerInvocation} per rank). */
     void publish(RoundsSite t, long size, long bytesPerInvocation) {
         int ranks = pairNanos.length;

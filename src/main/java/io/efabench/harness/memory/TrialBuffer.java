@@ -144,6 +144,14 @@ public final class TrialBuffer implements AutoCloseable {
         return memory.deviceAddress();
     }
 
+    /** The allocation behind a device buffer (what CUDA IPC exports); a host buffer has none. */
+    public DeviceBuffer deviceBuffer() {
+        if (memory instanceof DevicePayload device) {
+            return device.memory;
+        }
+        throw new IllegalStateException("a host buffer has no device allocation");
+    }
+
     /** This buffer's registration on channel {@code c}. */
     public MemoryRegion region(int c) {
         return regions[c];

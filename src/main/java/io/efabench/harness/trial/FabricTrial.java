@@ -188,6 +188,11 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
         resources.push(TrialResources.Tier.OWNED, resource);
     }
 
+    /** Closes {@code mapping} (other ranks' memory mapped here) before the end-of-trial barrier. */
+    public void ownPeerMapping(AutoCloseable mapping) {
+        resources.push(TrialResources.Tier.PEER_MAPPINGS, mapping);
+    }
+
     /** Stops {@code worker} (a thread driving the channels) first when the trial closes, before the endpoints. */
     public void ownWorker(AutoCloseable worker) {
         resources.push(TrialResources.Tier.WORKER, worker);
@@ -467,6 +472,7 @@ public final class FabricTrial implements RoundsSite, AutoCloseable {
     @Override
     public void close() {
         try {
+            resources.close(TrialResources.Tier.PEER_MAPPINGS); // every rank unmaps before anyone frees
             group.barrier("end of trial", waitBudget());
         } finally {
             resources.closeAll();

@@ -13,6 +13,11 @@ import java.util.List;
  */
 public final class TrialResources {
     public enum Tier {
+        /**
+         * Other ranks' memory mapped here (CUDA IPC): {@link FabricTrial#close} closes this tier
+         * before its end-of-trial barrier, so no rank frees memory that a peer still maps.
+         */
+        PEER_MAPPINGS,
         /** Threads that drive the channels (the proxy): stopped before anything closes. */
         WORKER,
         /** Channels (Channel.close: endpoint, then its memory regions, CQ, AV, domain). */
@@ -43,15 +48,21 @@ public final class TrialResources {
     }
 
     public void closeAll() {
-        for (List<AutoCloseable> tier : tiers) {
-            for (int i = tier.size() - 1; i >= 0; i--) {
-                try {
-                    tier.get(i).close();
-                } catch (Exception ignored) {
-                    // closing on the way out of a failure: the first error is the one reported
-                }
-            }
-            tier.clear();
+        for (Tier tier : Tier.values()) {
+            close(tier);
         }
+    }
+
+    /** Closes one tier, newest first, every close attempted. */
+    public void close(Tier which) {
+        List<AutoCloseable> tier = tiers.get(which.ordinal());
+        for (int i = tier.size() - 1; i >= 0; i--) {
+            try {
+                tier.get(i).close();
+            } catch (Exception ignored) {
+                // closing on the way out of a failure: the first error is the one reported
+            }
+        }
+        tier.clear();
     }
 }

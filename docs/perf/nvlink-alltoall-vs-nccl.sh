@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# AllToAllBenchmark's NVLink paths (path=nvlink: SM stores into the peers' IPC-mapped blocks;
+# nvlink-ce: one copy-engine copy per peer) next to NCCL's all_to_all_single (PyTorch, NCCL backend,
+# CUDA tensors) on one node, one GPU per rank, rounds alternating (torch, then ours, ROUNDS times) so
+# a drift of the machine hits both. Same rank count and per-peer sizes, one all-to-all at a time
+# (window=1), nccl-tests' formulas on both sides (busbw = size x N / time x (N-1)/N, GB/s). NCCL's
+# call also copies each rank's own block (a local copy ours leaves out). Prints every round's
+# busbw per size and side, then the medians and ours/NCCL for the better of our two paths (named).
+# NVLink multicast is off (NCCL_NVLS_ENABLE=0). Needs python3 with PyTorch, JAVA_HOME (JDK or jlink
+# runtime 25), EFABENCH_JAR (or target/), LD_LIBRARY_PATH with a libfabric whose shm offers FI_HMEM
+# (the trial opens it; none of these rounds use it).
+# Usage: docs/perf/nvlink-alltoall-vs-nccl.sh [ranks] [sizes]
+#   defaults: the visible GPUs, "64K,1M,16M,64M,256M"
+# Environment: ROUNDS (3), CTAS (ours, 16), JMH_TIMES (-wi 1 -w 1s -i 3 -r 1s), SAMPLES (torch, 3),
+# OUT_DIR (logs and JSON, default a temporary folder), TORCH_TIMEOUT_S (per torch rank, 180);
+# TORCH_BACKEND=gloo checks the script's mechanics where fewer GPUs than ranks are lent (torch on
+# CPU tensors, ours with ranks sharing a GPU: neither side's figures mean anything then).
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+ranks=${1:-$(nvidia-smi -L | wc -l)}
+sizes=${2:-64K,1M,16M,64M,256M}
+read -ra times <<<"${JMH_TIMES:--wi 1 -w 1s -i 3 -r 1s}"
+python3 -c 'import torch' 2>/dev/null || { echo "nvlink-alltoall-vs-nccl: python3 has no torch module" >&2; exit 2; }
+backend=${TORCH_BACKEND:-nccl}
+gpus=$(nvidia-smi -L | wc -l)
+(( ranks >= 2 )) || { echo "nvlink-alltoall-vs-nccl: an all-to-all needs 2+ ranks" >&2; exit 2; }
+[[ $backend != nccl ]] || (( ranks <= gpus )) || { echo "nvlink-alltoall-vs-nccl: $ranks ranks, $gpus GPUs visible:"\
+    "NCCL refuses two ranks on one GPU (TORCH_BACKEND=gloo checks the mechanics only)" >&2; exit 2; }
+out=${OUT_DIR:-$(mktemp -d)}
+mkdir -p "$out"
+for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
+    port=$((29000 + RANDOM % 500))
+    pids=()
+    for ((k = 0; k < ranks; k++)); do
+        env -u LD_LIBRARY_PATH -u JAVA_TOOL_OPTIONS BACKEND=$backend NCCL_NVLS_ENABLE=0 SAMPLES="${SAMPLES:-3}" \
+            RANK=$k LOCAL_RANK=$k WORLD_SIZE=$ranks MASTER_ADDR=127.0.0.1 MASTER_PORT=$port OMP_NUM_THREADS=1 \
+            timeout "${TORCH_TIMEOUT_S:-180}" python3 "$here/torch_alltoall.py" "$sizes" > "$out/torch-$round-rank$k.log" 2>&1 &
+        pids+=($!)
+    done
+    for p in "${pids[@]}"; do
+        wait "$p" || { echo "torch rank failed or timed out (logs in $out):"; tail -n 40 "$out"/torch-$round-rank*.log; exit 1; }
+    done
+    grep '^torch' "$out/torch-$round-rank0.log" | sed "s/^/round $round /"
+    mkdir -p "$out/ours-$round"
+    EFABENCH_RESULTS="$out/ours-$round" "$root/run-jmh.sh" --ranks "$ranks" --provider shm AllToAllBenchmark \
+        -p config=SingleDMA -p path=nvlink,nvlink-ce -p size="$sizes" -p window=1 -p ctas="${CTAS:-16}" "${times[@]}" \
+        > "$out/ours-$round.log" 2>&1 || { echo "AllToAllBenchmark failed:"; tail -30 "$out/ours-$round.log"; exit 1; }
+done
+python3 - "$out" <<'PY'
+import glob, json, os, re, statistics, sys
+out = sys.argv[1]
+rows = {}  # (side, size) -> [busbw per round]
+for log in sorted(glob.glob(out + "/torch-*-rank0.log")):
+    for line in open(log):
+        m = re.match(r"torch \S+ (\S+)\s.*nccl_busbw_gbs\s+([\d.]+)", line)
+        if m:
+            rows.setdefault(("nccl", m.group(1)), []).append(float(m.group(2)))
+for js in sorted({os.path.realpath(j) for j in glob.glob(out + "/ours-*/*/jmh.json")}):  # "latest" links to a run
+    for e in json.load(open(js)):
+        s = e["secondaryMetrics"]
+        if s.get("checked_rounds", {}).get("score", 0) < 1:
+            sys.exit("ours did not verify: " + json.dumps(e["params"]))
+        rows.setdefault((e["params"]["path"], e["params"]["size"]), []).append(float(s["nccl_busbw_gbs"]["score"]))
+sizes = sorted({k[1] for k in rows}, key=lambda z: int(z[:-1]) * {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[z[-1]])
+print("%-5s %10s %10s %10s  %-9s %6s   rounds (busbw GB/s)" % ("size", "nccl", "nvlink", "nvlink-ce", "best", "ratio"))
+for z in sizes:
+    med = {side: statistics.median(rows[(side, z)]) for side in ("nccl", "nvlink", "nvlink-ce") if (side, z) in rows}
+    best = max((p for p in ("nvlink", "nvlink-ce") if p in med), key=lambda p: med[p])
+    print("%-5s %10.2f %10.2f %10.2f  %-9s %6.3f   %s" % (z, med.get("nccl", float("nan")), med.get("nvlink", float("nan")),
+          med.get("nvlink-ce", float("nan")), best, med[best] / med["nccl"] if "nccl" in med else float("nan"),
+          {side: rows[(side, z)] for side in ("nccl", "nvlink", "nvlink-ce") if (side, z) in rows}))
+PY
