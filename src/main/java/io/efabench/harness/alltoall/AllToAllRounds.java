@@ -3,13 +3,10 @@ package io.efabench.harness.alltoall;
 import java.util.Arrays;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.Layout;
-import io.efabench.harness.SeedRound;
-import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.OpPlan;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.trial.RoundsSite;
-import io.efabench.harness.trial.Rounds;
 import io.efabench.harness.trial.Side;
 
 /**
@@ -33,16 +30,9 @@ import io.efabench.harness.trial.Side;
  * fills each slot's source blocks with the pattern of (itself, peer, that slot's round), clears
  * its destination, and after a barrier runs {@code slots} more rounds through the same pipeline.
  */
-public final class AllToAllRounds implements Rounds {
-    /** Most rounds in flight per rank. */
-    public static final int MAX_WINDOW = 64;
-
+public final class AllToAllRounds extends AllToAllShape {
     private final RoundsSite t;
     private final Layout layout;
-    private final long size;
-    private final int window;
-    private final int slots;
-    private final int ranks;
     private final int me;
     private final AllToAllBlocks blocks;
     private final OpPlan plan;
@@ -51,31 +41,20 @@ public final class AllToAllRounds implements Rounds {
     private final RoundPipeline pipeline;
 
     public AllToAllRounds(RoundsSite t, Layout layout, long size, int windowParam, String slotsParam) {
+        super(size, t.size(), windowParam, slotsParam);
         this.t = t;
         this.layout = layout;
-        this.size = size;
-        this.ranks = t.size();
         this.me = t.rank();
-        if (windowParam < 1 || windowParam > MAX_WINDOW) {
-            throw new BenchmarkSetupException("window=" + windowParam + ": must be from 1 to " + MAX_WINDOW + " rounds");
-        }
         t.requireImmediates();
         if (layout == Layout.MULTI && size < t.channelCount()) {
             throw new BenchmarkSetupException("size " + size + " B cannot be split across " + t.channelCount() + " channels");
         }
-        this.slots = Footprint.slots(slotsParam, windowParam, Footprint.bufferBytes(ranks, size));
-        this.window = Footprint.roundsInFlight(windowParam, slots);
         blocks = new AllToAllBlocks(t, size, slots);
         plan = OpPlan.allToAll(t, layout, size);
         port = new AllToAllPort(t, blocks, plan, window, slots);
         pipeline = port.pipeline;
     }
 
-    /** Bytes this rank sends to other ranks per invocation: size x (N-1) x the rounds of a window. */
-    @Override
-    public long bytesPerInvocation() {
-        return size * (ranks - 1) * window;
-    }
 
     /** Rank 0 sends size to each peer and receives as much from each. */
     @Override
@@ -83,49 +62,17 @@ public final class AllToAllRounds implements Rounds {
         return 2 * bytesPerInvocation();
     }
 
-    /** Size x N per round: nccl-tests' algbw numerator. */
-    @Override
-    public long algbwBytesPerInvocation() {
-        return size * ranks * window;
-    }
 
-    /** One peer's size per round: the seed's all2all Gbps. */
-    @Override
-    public long seedBytesPerInvocation() {
-        return size * window;
-    }
 
     @Override
     public double seedLinkGbps() {
         return t.seedLinkGbps(layout);
     }
 
-    /** The seed's all2all unit: one round, at window 1 (pipelined rounds have no round time of their own). */
-    @Override
-    public SeedRound seedRound() {
-        return window == 1 ? new SeedRound("round_us", 1) : null;
-    }
 
-    /** One all-to-all is one latency, whatever the rank count. */
-    @Override
-    public int transfersPerInvocation() {
-        return 1;
-    }
 
-    @Override
-    public boolean invocationIsLatency() {
-        return window == 1;
-    }
 
-    @Override
-    public int slots() {
-        return slots;
-    }
 
-    @Override
-    public int roundsInFlight() {
-        return window;
-    }
 
     /** Link speed of the channels this rank writes on. */
     @Override

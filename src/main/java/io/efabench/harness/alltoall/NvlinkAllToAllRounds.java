@@ -7,13 +7,11 @@ import java.util.Map;
 
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.Layout;
-import io.efabench.harness.SeedRound;
 import io.efabench.harness.engine.Deadline;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.MemoryKind;
 import io.efabench.harness.memory.TrialGpu;
 import io.efabench.harness.trial.FabricTrial;
-import io.efabench.harness.trial.Rounds;
 import io.efabench.harness.trial.Side;
 
 /**
@@ -27,12 +25,8 @@ import io.efabench.harness.trial.Side;
  * + W, the furthest a follower can have enqueued), uncounted rounds up to it, then the checked
  * pass through the same launches, every byte verified on the GPU.
  */
-public final class NvlinkAllToAllRounds implements Rounds {
+public final class NvlinkAllToAllRounds extends AllToAllShape {
     private final FabricTrial t;
-    private final long size;
-    private final int window;
-    private final int slots;
-    private final int ranks;
     private final AllToAllBlocks blocks;
     private final NvlinkPush push;
     private final PeerSpread spread;
@@ -53,17 +47,12 @@ public final class NvlinkAllToAllRounds implements Rounds {
 
     private NvlinkAllToAllRounds(FabricTrial t, Layout layout, long size, int windowParam, String slotsParam,
             NvlinkPush.Mover mover, int ctas) {
+        super(size, t.size(), windowParam, slotsParam);
         this.t = t;
-        this.size = size;
-        this.ranks = t.size();
         String path = "path=" + mover.label;
         if (t.memory() != MemoryKind.DEVICE || layout != Layout.SINGLE) {
             throw new BenchmarkSetupException(path + " moves device memory between GPUs with no NIC in between: config"
                     + " SingleDMA (the layouts over NICs and host memory have no meaning there)");
-        }
-        if (windowParam < 1 || windowParam > AllToAllRounds.MAX_WINDOW) {
-            throw new BenchmarkSetupException("window=" + windowParam + ": must be from 1 to " + AllToAllRounds.MAX_WINDOW
-                    + " rounds");
         }
         if (size % 16 != 0) {
             throw new BenchmarkSetupException(path + ": size " + size + " B is not a multiple of 16 (the kernels store 16 B)");
@@ -80,8 +69,6 @@ public final class NvlinkAllToAllRounds implements Rounds {
             }
         }
         TrialGpu gpu = t.gpu();
-        this.slots = Footprint.slots(slotsParam, windowParam, Footprint.bufferBytes(ranks, size));
-        this.window = Footprint.roundsInFlight(windowParam, slots);
         long started = System.nanoTime();
         blocks = new AllToAllBlocks(t, size, slots);
         Duration budget = t.waitBudget();
@@ -107,10 +94,6 @@ public final class NvlinkAllToAllRounds implements Rounds {
         }
     }
 
-    @Override
-    public long bytesPerInvocation() {
-        return size * (ranks - 1) * window;
-    }
 
     /** Nothing crosses a NIC. */
     @Override
@@ -118,40 +101,12 @@ public final class NvlinkAllToAllRounds implements Rounds {
         return 0;
     }
 
-    @Override
-    public long algbwBytesPerInvocation() {
-        return size * ranks * window;
-    }
 
-    @Override
-    public long seedBytesPerInvocation() {
-        return size * window;
-    }
 
-    @Override
-    public SeedRound seedRound() {
-        return window == 1 ? new SeedRound("round_us", 1) : null;
-    }
 
-    @Override
-    public int transfersPerInvocation() {
-        return 1;
-    }
 
-    @Override
-    public boolean invocationIsLatency() {
-        return window == 1;
-    }
 
-    @Override
-    public int slots() {
-        return slots;
-    }
 
-    @Override
-    public int roundsInFlight() {
-        return window;
-    }
 
     /** This GPU's NVLink egress (0 when unknown or when ranks share a GPU). */
     @Override
