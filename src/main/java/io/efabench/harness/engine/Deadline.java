@@ -146,8 +146,11 @@ public final class Deadline {
         stalledOp = null;
     }
 
-    /** "rank 1 (node n2)", or "rank 1" without a group. */
+    /** "rank 1 (node n2)", or "rank 1" without a group; "its peers" for a wait on several (peer -1). */
     private String peer(int peer) {
-        return group != null && peer >= 0 && peer < group.size() ? group.onNode(peer) : "rank " + peer;
+        if (peer < 0) {
+            return "its peers";
+        }
+        return group != null && peer < group.size() ? group.onNode(peer) : "rank " + peer;
     }
 }
