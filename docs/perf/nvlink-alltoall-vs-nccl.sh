@@ -11,7 +11,7 @@
 # (the trial opens it; none of these rounds use it).
 # Usage: docs/perf/nvlink-alltoall-vs-nccl.sh [ranks] [sizes]
 #   defaults: the visible GPUs, "64K,1M,16M,64M,256M"
-# Environment: ROUNDS (3), CTAS (ours, 16), JMH_TIMES (-wi 1 -w 1s -i 3 -r 1s), SAMPLES (torch, 3),
+# Environment: ROUNDS (3), CTAS (ours: one value or several, e.g. 16,32,64; default 32), JMH_TIMES (-wi 1 -w 1s -i 3 -r 1s), SAMPLES (torch, 3),
 # OUT_DIR (logs and JSON, default a temporary folder), TORCH_TIMEOUT_S (per torch rank, 180);
 # TORCH_BACKEND=gloo checks the script's mechanics where fewer GPUs than ranks are lent (torch on
 # CPU tensors, ours with ranks sharing a GPU: neither side's figures mean anything then).
@@ -44,7 +44,7 @@ for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
     grep '^torch' "$out/torch-$round-rank0.log" | sed "s/^/round $round /"
     mkdir -p "$out/ours-$round"
     EFABENCH_RESULTS="$out/ours-$round" "$root/run-jmh.sh" --ranks "$ranks" --provider shm AllToAllBenchmark \
-        -p config=SingleDMA -p path=nvlink,nvlink-ce -p size="$sizes" -p window=1 -p ctas="${CTAS:-16}" "${times[@]}" \
+        -p config=SingleDMA -p path=nvlink,nvlink-ce -p size="$sizes" -p window=1 -p ctas="${CTAS:-32}" "${times[@]}" \
         > "$out/ours-$round.log" 2>&1 || { echo "AllToAllBenchmark failed:"; tail -30 "$out/ours-$round.log"; exit 1; }
 done
 python3 - "$out" <<'PY'
@@ -61,13 +61,16 @@ for js in sorted({os.path.realpath(j) for j in glob.glob(out + "/ours-*/*/jmh.js
         s = e["secondaryMetrics"]
         if s.get("checked_rounds", {}).get("score", 0) < 1:
             sys.exit("ours did not verify: " + json.dumps(e["params"]))
-        rows.setdefault((e["params"]["path"], e["params"]["size"]), []).append(float(s["nccl_busbw_gbs"]["score"]))
+        p = e["params"]
+        side = p["path"] if p["path"] == "nvlink-ce" else "nvlink ctas=" + p["ctas"]  # CTAS may list several
+        rows.setdefault((side, p["size"]), []).append(float(s["nccl_busbw_gbs"]["score"]))
 sizes = sorted({k[1] for k in rows}, key=lambda z: int(z[:-1]) * {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[z[-1]])
-print("%-5s %10s %10s %10s  %-9s %6s   rounds (busbw GB/s)" % ("size", "nccl", "nvlink", "nvlink-ce", "best", "ratio"))
+ours = sorted({k[0] for k in rows if k[0] != "nccl"})
+print("%-5s %10s " % ("size", "nccl") + " ".join("%16s" % o for o in ours) + "  %-16s %6s" % ("best", "ratio"))
 for z in sizes:
-    med = {side: statistics.median(rows[(side, z)]) for side in ("nccl", "nvlink", "nvlink-ce") if (side, z) in rows}
-    best = max((p for p in ("nvlink", "nvlink-ce") if p in med), key=lambda p: med[p])
-    print("%-5s %10.2f %10.2f %10.2f  %-9s %6.3f   %s" % (z, med.get("nccl", float("nan")), med.get("nvlink", float("nan")),
-          med.get("nvlink-ce", float("nan")), best, med[best] / med["nccl"] if "nccl" in med else float("nan"),
-          {side: rows[(side, z)] for side in ("nccl", "nvlink", "nvlink-ce") if (side, z) in rows}))
+    med = {side: statistics.median(rows[(side, z)]) for side in ["nccl"] + ours if (side, z) in rows}
+    best = max((o for o in ours if o in med), key=lambda o: med[o])
+    print("%-5s %10.2f " % (z, med.get("nccl", float("nan"))) + " ".join("%16.2f" % med.get(o, float("nan")) for o in ours)
+          + "  %-16s %6.3f" % (best, med[best] / med["nccl"] if "nccl" in med else float("nan")))
+print("every round (busbw GB/s):", {"%s %s" % k: v for k, v in sorted(rows.items())})
 PY

@@ -44,8 +44,12 @@ public class AllToAllBenchmark extends FabricBenchmark {
     @Param({"nic"})
     public String path;
 
-    /** path=nvlink: CTAs of the round kernel (512 threads each; its warps are spread over the destinations). */
-    @Param({"16"})
+    /**
+     * path=nvlink: CTAs of the round kernel (512 threads each; its warps are spread over the
+     * destinations). 32 because 16 left the SM copy well below the copy engines inside one H200
+     * (docs/perf/journal/alltoall.md); which count NVLink wants is measured on 2+ GPUs.
+     */
+    @Param({"32"})
     public int ctas;
 
     /**
