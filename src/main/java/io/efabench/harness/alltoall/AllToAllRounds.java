@@ -55,24 +55,16 @@ public final class AllToAllRounds extends AllToAllShape {
         pipeline = port.pipeline;
     }
 
-
     /** Rank 0 sends size to each peer and receives as much from each. */
     @Override
     public long nicBytesPerInvocation() {
         return 2 * bytesPerInvocation();
     }
 
-
-
     @Override
     public double seedLinkGbps() {
         return t.seedLinkGbps(layout);
     }
-
-
-
-
-
 
     /** Link speed of the channels this rank writes on. */
     @Override
@@ -113,7 +105,7 @@ public final class AllToAllRounds extends AllToAllShape {
                     + port.arrivals.served() + ") past END " + end);
         }
         checkedPass(end);
-        port.spread.publish(t, size, size * (ranks - 1) * window);
+        port.spread.publish(t, size, bytesPerInvocation());
     }
 
     /** The checked pass: {@code slots} rounds through the same pipeline, every slot with its own patterns. */

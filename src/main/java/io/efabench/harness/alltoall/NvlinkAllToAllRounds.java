@@ -94,19 +94,11 @@ public final class NvlinkAllToAllRounds extends AllToAllShape {
         }
     }
 
-
     /** Nothing crosses a NIC. */
     @Override
     public long nicBytesPerInvocation() {
         return 0;
     }
-
-
-
-
-
-
-
 
     /** This GPU's NVLink egress (0 when unknown or when ranks share a GPU). */
     @Override
@@ -134,11 +126,15 @@ public final class NvlinkAllToAllRounds extends AllToAllShape {
         run(count, timed, 0);
     }
 
+    /** A window of rounds, capped at END where it is known ({@code end} >= 0). */
+    private int windowUpTo(long end) {
+        return end >= 0 ? (int) Math.min(window, end - posted) : window;
+    }
+
     /** A timed invocation: a window of rounds (capped at END on a follower that knows it). */
     private void timedWindow(long end) {
-        int count = end >= 0 ? (int) Math.min(window, end - posted) : window;
         spread.invocationStarted();
-        run(count, true);
+        run(windowUpTo(end), true);
         spread.invocationDone();
     }
 
@@ -171,7 +167,7 @@ public final class NvlinkAllToAllRounds extends AllToAllShape {
         t.barrier("all-to-all (NVLink) buffers cleared for the checked round");
         run(slots, false);
         t.verdicts("all-to-all (NVLink) checked rounds " + (end + 1) + ".." + (end + slots), blocks.verify(end, Layout.SINGLE));
-        spread.publish(t, size, size * (ranks - 1) * window);
+        spread.publish(t, size, bytesPerInvocation());
     }
 
     @Override
@@ -220,7 +216,7 @@ public final class NvlinkAllToAllRounds extends AllToAllShape {
         public void endIteration() {
             long end;
             while ((end = end()) < 0 || posted < end) {
-                run(end >= 0 ? (int) Math.min(window, end - posted) : window, false);
+                run(windowUpTo(end), false);
             }
             finish(end);
         }

@@ -40,6 +40,7 @@ import io.efabench.provenance.JvmLayout;
 import io.efabench.provenance.ProvenanceFragments;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.MetricsSink;
+import io.efabench.harness.memory.IpcMesh;
 import io.efabench.harness.memory.TrialGpu;
 import io.efabench.harness.trial.TrialJoin;
 import io.efabench.harness.trial.TrialKey;
@@ -194,7 +195,7 @@ public final class IpcRig implements AutoCloseable {
                     peers[r] = resources.push(Tier.OWNED, handles[r].open(context));
                 } catch (CudaException e) {
                     throw new BenchmarkSetupException("cannot map rank " + r + "'s memory on GPU " + busIds[r] + " into GPU "
-                            + device.pciBusId() + ": " + e.getMessage() + visibleNote());
+                            + device.pciBusId() + ": " + e.getMessage() + IpcMesh.visibleNote());
                 }
             }
         }
@@ -222,11 +223,6 @@ public final class IpcRig implements AutoCloseable {
             throw new UncheckedIOException(e);
         }
         return bytes.toByteArray();
-    }
-
-    private static String visibleNote() {
-        String v = System.getenv("CUDA_VISIBLE_DEVICES");
-        return v == null ? "" : " (CUDA_VISIBLE_DEVICES=" + v + ": every rank must see every GPU of the job)";
     }
 
     /** Enqueues one transfer to {@code peer} on {@link #stream}. */

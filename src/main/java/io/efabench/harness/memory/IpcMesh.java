@@ -100,9 +100,10 @@ public final class IpcMesh implements AutoCloseable {
         return bytes.toByteArray();
     }
 
-    private static String visibleNote() {
+    /** " (CUDA_VISIBLE_DEVICES=...: every rank must see every GPU of the job)" when it is set: why a peer's GPU may not map. */
+    public static String visibleNote() {
         String v = System.getenv("CUDA_VISIBLE_DEVICES");
-        return v == null ? "" : " (CUDA_VISIBLE_DEVICES=" + v + ": every rank must see every GPU of the node)";
+        return v == null ? "" : " (CUDA_VISIBLE_DEVICES=" + v + ": every rank must see every GPU of the job)";
     }
 
     /** Rank {@code rank}'s region {@code region}, mapped here; null for this rank's own. */
