@@ -40,6 +40,9 @@ import io.efabench.rank.RankGroup;
  *       writes the trials that finished before it to the result file, as JMH would have at the
  *       end; the exit code stays non-zero. JMH writes none in that case.</li>
  *   <li>So does a run ended by a signal (TERM, INT), from a shutdown hook.</li>
+ *   <li>A run without {@code -foe true}, where JMH goes on past a failed trial and writes the
+ *       others' results, exits 1 with a line naming the failed trials (JMH exits 0), so a job
+ *       script or Slurm sees the failure.</li>
  * </ul>
  * Listing, help and every option are JMH's own.
  */
@@ -76,6 +79,12 @@ public final class Main {
         try {
             new Runner(options, finished).run();
             Runtime.getRuntime().removeShutdownHook(onSignal);
+            List<BenchmarkParams> failed = finished.failed();
+            if (!failed.isEmpty()) {
+                System.err.println("ERROR: " + failed.size() + " trial(s) failed (JMH went on past them; -foe true stops"
+                        + " at the first): " + String.join("; ", failed.stream().map(Main::trialName).toList()));
+                System.exit(1);
+            }
         } catch (RunnerException e) {
             Runtime.getRuntime().removeShutdownHook(onSignal);
             finished.writeTo(options, "stopped on a failed trial");
@@ -97,6 +106,17 @@ public final class Main {
             }
         }
         return b.toString();
+    }
+
+    /** "WriteBenchmark.write (config=SinglePin, size=64K)": a trial as a user names it. */
+    static String trialName(BenchmarkParams p) {
+        String name = p.getBenchmark();
+        int cls = name.lastIndexOf('.', name.lastIndexOf('.') - 1);
+        List<String> params = new ArrayList<>();
+        for (String key : p.getParamsKeys()) {
+            params.add(key + "=" + p.getParam(key));
+        }
+        return name.substring(cls + 1) + (params.isEmpty() ? "" : " (" + String.join(", ", params) + ")");
     }
 
     private static Duration timeout() {
@@ -124,6 +144,9 @@ public final class Main {
     static final class FinishedTrials implements OutputFormat {
         private final OutputFormat out;
         private final Map<BenchmarkParams, List<BenchmarkResult>> results = new LinkedHashMap<>();
+        /** Trials that ended without a result (JMH ends a failed one with null) or never ended. */
+        private final List<BenchmarkParams> failed = new ArrayList<>();
+        private BenchmarkParams open;
 
         FinishedTrials(OutputFormat out) {
             this.out = out;
@@ -147,8 +170,23 @@ public final class Main {
                     + " trial(s) that finished before it are in " + file);
         }
 
+        /** The trials that failed, once the run is over. */
+        synchronized List<BenchmarkParams> failed() {
+            List<BenchmarkParams> all = new ArrayList<>(failed);
+            if (open != null) {
+                all.add(open);
+            }
+            return all;
+        }
+
         @Override
         public void endBenchmark(BenchmarkResult result) {
+            synchronized (this) {
+                if (result == null && open != null) {
+                    failed.add(open);
+                }
+                open = null;
+            }
             if (result != null) {
                 synchronized (this) {
                     results.computeIfAbsent(result.getParams(), p -> new ArrayList<>()).add(result);
@@ -169,6 +207,12 @@ public final class Main {
 
         @Override
         public void startBenchmark(BenchmarkParams bp) {
+            synchronized (this) {
+                if (open != null) {
+                    failed.add(open);
+                }
+                open = bp;
+            }
             out.startBenchmark(bp);
         }
 

@@ -45,6 +45,26 @@ class FailuresIT {
         assertTrue(r.log(0).contains("corrupted byte"), "the second trial failed its check:\n" + r.log(0));
     }
 
+    /**
+     * Without {@code -foe true} JMH goes on past a failed trial and exits 0; the jar's Main exits 1
+     * naming it, and the trial after it (JMH went on) is in the file JMH wrote.
+     */
+    @Test
+    void aFailedTrialWithoutFailOnErrorStillExitsNonZero() throws Exception {
+        List<String> args = new ArrayList<>(Ranks.quick("WriteBenchmark", "-p", "size=64K", "-p", "config=SinglePin", "-p",
+                "completion=remote", "-p", "window=64,1"));
+        args.set(args.indexOf("-foe") + 1, "false");
+        Ranks r = Ranks.start(tmp, 2, "shm", args, (rank, cmd, env) -> env.put("EFABENCH_TEST_PIPELINE_FAULT", "misdirect"));
+        String logs = r.awaitAllFailed(240);
+        assertTrue(r.log(0).contains("ERROR: 1 trial(s) failed (JMH went on past them; -foe true stops at the first):"
+                + " WriteBenchmark.write (channels=auto, completion=remote, config=SinglePin, inject=true, path=nic, size=64K,"
+                + " slots=auto, window=64)"), logs);
+        var results = com.google.gson.JsonParser.parseString(Files.readString(tmp.resolve("rank0.json"))).getAsJsonArray();
+        org.junit.jupiter.api.Assertions.assertEquals(1, results.size(), results.toString());
+        org.junit.jupiter.api.Assertions.assertEquals("1",
+                results.get(0).getAsJsonObject().getAsJsonObject("params").get("window").getAsString());
+    }
+
     @Test
     void killingOneRankMakesTheOthersExitNamingIt() throws Exception {
         List<String> args = new ArrayList<>(List.of("WriteBenchmark", "-p", "size=64K", "-p", "config=SinglePin",
