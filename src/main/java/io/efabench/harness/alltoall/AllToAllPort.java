@@ -7,6 +7,7 @@ import io.efabench.harness.engine.LocalCompletions;
 import io.efabench.harness.engine.OpPlan;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.engine.WriteEngine;
+import io.efabench.harness.trial.FinalWrites;
 import io.efabench.harness.trial.RoundsSite;
 
 
@@ -33,9 +34,8 @@ final class AllToAllPort implements RoundPipeline.Port, WriteEngine.Sink {
     private final boolean slowReceive;
     static final long SLOW_RECEIVE_NANOS = 5_000_000;
 
-    /** END as learned from rank 0's FINAL writes of this iteration (the smallest bound), or -1. */
-    long finalEnd = -1;
-    int kind = Immediate.DATA;
+    /** END: rank 0's FINAL writes and the rendezvous. */
+    final FinalWrites end;
     boolean timed;
     boolean checking;
 
@@ -50,6 +50,7 @@ final class AllToAllPort implements RoundPipeline.Port, WriteEngine.Sink {
         this.slots = slots;
         this.blocks = blocks;
         this.plan = plan;
+        this.end = new FinalWrites(t, window);
         int nch = t.channelCount();
         // A rank posts round r only once it has every peer's round r - W: at most 2W + 1 rounds arrive unserved.
         int unservedRounds = 2 * window + 1;
@@ -80,7 +81,7 @@ final class AllToAllPort implements RoundPipeline.Port, WriteEngine.Sink {
         local.begin(r);
         spread.roundPosted(local.index(r), r, timed);
         int slot = pipeline.slot(r);
-        long imm = Immediate.encode(kind, me, r);
+        long imm = Immediate.encode(end.kind(), me, r);
         for (int i = 0; i < plan.ops(); i++) {
             int c = plan.channel[i];
             int peer = plan.peer[i];
@@ -135,10 +136,7 @@ final class AllToAllPort implements RoundPipeline.Port, WriteEngine.Sink {
             spread.arrivedFrom(Immediate.sender(data), r, local.index(r));
         }
         if (Immediate.kind(data) == Immediate.FINAL) {
-            // Writes are unordered: a later FINAL round may arrive first and overstate END; the
-            // first one (END - W + 1) has arrived by the time END matters (pastEnd).
-            long end = r - 1 + window;
-            finalEnd = finalEnd < 0 ? end : Math.min(finalEnd, end);
+            end.arrived(r);
         }
     }
 }

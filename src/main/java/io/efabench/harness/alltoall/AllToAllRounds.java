@@ -3,7 +3,6 @@ package io.efabench.harness.alltoall;
 import java.util.Arrays;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.Layout;
-import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.OpPlan;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.trial.RoundsSite;
@@ -74,21 +73,9 @@ public final class AllToAllRounds extends AllToAllShape {
 
     // ---- rounds --------------------------------------------------------------------------
 
-    /**
-     * Follower: whether the next round lies past END. The wait for round next - W comes first:
-     * it is the one the next post needs anyway, and it may be what brings END (rank 0's first
-     * FINAL round is END - W + 1).
-     */
-    private boolean pastEnd() {
-        long next = pipeline.posted() + 1;
-        pipeline.await(next - window);
-        long end = port.finalEnd >= 0 ? port.finalEnd : t.endedRounds();
-        return end >= 0 && next > end;
-    }
-
     /** Untimed, after the start barrier, on every rank: one whole round, then the clocks start. */
     private void warmUp() {
-        port.finalEnd = -1;
+        port.end.forget();
         port.timed = false;
         pipeline.warm();
         port.timed = true;
@@ -147,18 +134,8 @@ public final class AllToAllRounds extends AllToAllShape {
 
         @Override
         public void endIteration() {
-            long end = pipeline.posted() + window; // no rank can have posted past this: it needs rank 0's round end - window
-            t.signalEnd(end);
             port.timed = false;
-            port.kind = Immediate.FINAL;
-            try {
-                while (pipeline.posted() < end) {
-                    pipeline.post();
-                }
-            } finally {
-                port.kind = Immediate.DATA;
-            }
-            finish(end);
+            finish(port.end.lead(pipeline));
         }
     }
 
@@ -172,7 +149,7 @@ public final class AllToAllRounds extends AllToAllShape {
         /** Any other rank's invocation: the same, or nothing once the rounds up to END are posted. */
         @Override
         public void round() {
-            if (pastEnd()) {
+            if (port.end.pastEnd(pipeline)) {
                 return;
             }
             port.spread.invocationStarted();
@@ -183,7 +160,7 @@ public final class AllToAllRounds extends AllToAllShape {
         @Override
         public void endIteration() {
             port.timed = false;
-            while (!pastEnd()) {
+            while (!port.end.pastEnd(pipeline)) {
                 pipeline.post();
             }
             finish(pipeline.posted());

@@ -7,6 +7,7 @@ import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.engine.LocalCompletions;
 import io.efabench.harness.engine.RoundPipeline;
 import io.efabench.harness.engine.WriteEngine;
+import io.efabench.harness.trial.FinalWrites;
 import io.efabench.harness.trial.RoundsSite;
 
 /**
@@ -34,14 +35,14 @@ final class MoePort implements RoundPipeline.Port, WriteEngine.Sink {
     /** When this rank saw the last round's dispatch complete (System.nanoTime). */
     long dispatchDoneAt;
 
-    /** END as learned from rank 0's FINAL dispatch writes of this iteration, or -1. */
-    long finalEnd = -1;
-    int kind = Immediate.DATA;
+    /** END: rank 0's FINAL dispatch writes and the rendezvous (window 1). */
+    final FinalWrites end;
 
     MoePort(RoundsSite t, MoePlan plan, MoeBlocks blocks, Layout layout) {
         this.t = t;
         this.me = t.rank();
         this.blocks = blocks;
+        this.end = new FinalWrites(t, 1);
         int ranks = t.size();
         int nch = t.channelCount();
         dispatchOps = new MoeOps[MoePlan.ROUNDS];
@@ -83,7 +84,7 @@ final class MoePort implements RoundPipeline.Port, WriteEngine.Sink {
     @Override
     public void post(long r, boolean closesWindow) {
         local.begin(r);
-        write(dispatchOps[MoePlan.routingOf(r)], blocks.dispatchSrcMr, blocks.dispatchDstOf, Immediate.encode(kind, me, r), r);
+        write(dispatchOps[MoePlan.routingOf(r)], blocks.dispatchSrcMr, blocks.dispatchDstOf, Immediate.encode(end.kind(), me, r), r);
     }
 
     /** The experts' side: once round r's dispatch is all here, its tokens go back to their owners. */
@@ -145,8 +146,7 @@ final class MoePort implements RoundPipeline.Port, WriteEngine.Sink {
         }
         long r = dispatch.arrived(data);
         if (k == Immediate.FINAL) {
-            // Rank 0's only FINAL round is END itself at window 1.
-            finalEnd = finalEnd < 0 ? r : Math.min(finalEnd, r);
+            end.arrived(r); // at window 1 rank 0's only FINAL round is END itself
         }
     }
 }

@@ -6,7 +6,6 @@ import java.util.Map;
 
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.Layout;
-import io.efabench.harness.engine.Immediate;
 import io.efabench.harness.trial.Rounds;
 import io.efabench.harness.trial.RoundsSite;
 import io.efabench.harness.trial.Side;
@@ -96,15 +95,8 @@ public final class MoeRounds implements Rounds {
 
     // ---- rounds --------------------------------------------------------------------------
 
-    private boolean pastEnd() {
-        long next = port.pipeline.posted() + 1;
-        port.pipeline.await(next - 1);
-        long end = port.finalEnd >= 0 ? port.finalEnd : t.endedRounds();
-        return end >= 0 && next > end;
-    }
-
     private void warmUp() {
-        port.finalEnd = -1;
+        port.end.forget();
         port.pipeline.warm();
         times.start();
     }
@@ -156,17 +148,7 @@ public final class MoeRounds implements Rounds {
 
         @Override
         public void endIteration() {
-            long end = port.pipeline.posted() + 1; // no rank can have posted past this: it needs rank 0's last round
-            t.signalEnd(end);
-            port.kind = Immediate.FINAL;
-            try {
-                while (port.pipeline.posted() < end) {
-                    port.pipeline.post();
-                }
-            } finally {
-                port.kind = Immediate.DATA;
-            }
-            finish(end);
+            finish(port.end.lead(port.pipeline));
         }
     }
 
@@ -178,14 +160,14 @@ public final class MoeRounds implements Rounds {
 
         @Override
         public void round() {
-            if (!pastEnd()) {
+            if (!port.end.pastEnd(port.pipeline)) {
                 timedRound();
             }
         }
 
         @Override
         public void endIteration() {
-            while (!pastEnd()) {
+            while (!port.end.pastEnd(port.pipeline)) {
                 port.pipeline.post();
             }
             finish(port.pipeline.posted());
