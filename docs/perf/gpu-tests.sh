@@ -5,10 +5,10 @@
 # Carry .devcarry with jdk/ (jlink runtime), benchmarks.jar, junit-console.jar
 # (org.junit.platform:junit-platform-console-standalone at the pom's platform version) and
 # test-classes/ (target/test-classes).
-#   usage on the device: [TEST_TIMEOUT=s] docs/perf/gpu-tests.sh CLASS... (e.g. io.efabench.it.DeviceFabricIT)
+#   usage on the device: [TEST_TIMEOUT=s] docs/perf/gpu-tests.sh CLASS|CLASS#METHOD... (e.g. io.efabench.it.DeviceFabricIT)
 set -uo pipefail
 carry=$PWD/.devcarry
-selects=(); for c in "$@"; do selects+=(--select-class "$c"); done
+selects=(); for c in "$@"; do if [[ $c == *"#"* ]]; then selects+=(--select-method "$c"); else selects+=(--select-class "$c"); fi; done
 (( ${#selects[@]} )) || { echo "gpu-tests: name at least one test class" >&2; exit 2; }
 LD_PRELOAD=$carry/jdk/lib/server/libjsig.so timeout "${TEST_TIMEOUT:-540}" "$carry/jdk/bin/java" --enable-native-access=ALL-UNNAMED \
     -Defabench.jar="$carry/benchmarks.jar" -jar "$carry/junit-console.jar" execute \
