@@ -4,7 +4,9 @@
 # one GPU per rank, the same rank count, the same routing (io.efabench.launch.MoeSplits prints
 # MoeBenchmark's split sizes; torch_moe.py runs them round by round), one layer at a time, both
 # sides' figure the per-rank egress to other ranks over the round (nccl_busbw_gbs, GB/s, mean
-# over ranks). Ours runs over the CUDA-capable libfabric's shm (CUDA IPC copies), NCCL over NVLink.
+# over ranks). Ours runs over the CUDA-capable libfabric's shm (CUDA IPC copies, path=nic) and over
+# NVLink itself (path=nvlink: a kernel's stores; nvlink-ce: copy engines), NCCL over NVLink.
+# PATHS picks ours (default nic,nvlink,nvlink-ce; the NVLink paths need config SingleDMA).
 # NCCL refuses two ranks on one GPU: this needs a machine with `ranks` GPUs (issue 54: not yet run;
 # BACKEND=gloo checks the script's mechanics on CPU tensors anywhere).
 # Needs python3 with PyTorch, JAVA_HOME (JDK or jlink runtime 25), EFABENCH_JAR (or target/), and
@@ -43,14 +45,15 @@ for routing in ${routings//,/ }; do
 done
 [ "${BACKEND:-nccl}" = nccl ] || exit 0
 EFABENCH_RESULTS="$out" "$root/run-jmh.sh" --ranks "$ranks" --provider shm MoeBenchmark -p config="$config" \
-    -p tokens="$tokens" -p routing="$routings" -p dtype="${DTYPE:-BF16}" "${times[@]}" > "$out/jmh.log" 2>&1 \
+    -p path="${PATHS:-nic,nvlink,nvlink-ce}" -p tokens="$tokens" -p routing="$routings" -p dtype="${DTYPE:-BF16}" \
+    "${times[@]}" > "$out/jmh.log" 2>&1 \
     || { echo "MoeBenchmark failed:"; tail -30 "$out/jmh.log"; exit 1; }
 python3 - "$out"/*/jmh.json <<'PY'
 import json, sys
 for e in json.load(open(sys.argv[1])):
     s = e["secondaryMetrics"]
     f = lambda k: float(s[k]["score"]) if k in s else float("nan")
-    print("efabench %-10s %-12s round_us %10.2f  nccl_busbw_gbs %8.3f  moe_gbs %8.3f  imbalance %.2f  checked_rounds %d"
-          % (e["params"]["config"], e["params"]["routing"], f("lat_us"), f("nccl_busbw_gbs"), f("moe_gbs"), f("imbalance"),
+    print("efabench %-10s %-9s %-12s round_us %10.2f  nccl_busbw_gbs %8.3f  moe_gbs %8.3f  imbalance %.2f  checked_rounds %d"
+          % (e["params"]["config"], e["params"]["path"], e["params"]["routing"], f("lat_us"), f("nccl_busbw_gbs"), f("moe_gbs"), f("imbalance"),
              f("checked_rounds")))
 PY

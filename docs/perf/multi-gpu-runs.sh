@@ -10,8 +10,8 @@
 # 32, 64, nccl-tests' alltoall_perf beside torch when .devcarry/nccl-tests-src.tgz is carried),
 # "nvlink2" both NVLink paths at 256M on GPUs 0 and 1 beside IpcBenchmark's copy engine (0.996x
 # cudaMemcpyPeerAsync, ipc-nvlink.md) in one run (at 2 ranks nccl_busbw_gbs is the one-direction
-# rate in GB/s; IpcBenchmark's gbps is in Gbps: divide by 8), "moe" moe-vs-nccl.sh (uniform and skewed) on
-# every visible GPU. Carry .devcarry with jdk/ (jlink runtime), benchmarks.jar,
+# rate in GB/s; IpcBenchmark's gbps is in Gbps: divide by 8), "moe" moe-vs-nccl.sh (uniform and skewed;
+# ours over shm and over both NVLink paths) on every visible GPU. Carry .devcarry with jdk/ (jlink runtime), benchmarks.jar,
 # build-libfabric-cuda.sh and libfabric-2.6.0-src.tgz (../shared/gpu/README.md).
 # Usage on the device: OUT=... [STEPS=...] docs/perf/multi-gpu-runs.sh
 set -uo pipefail
@@ -54,6 +54,6 @@ wants nvlink2 && step nvlink-256M-vs-copy-engine-2gpu 120 env CUDA_VISIBLE_DEVIC
     AllToAllBenchmark -p config=SingleDMA -p path=nvlink,nvlink-ce -p ctas=32,64 -p size=256M -p window=1 $J
 wants nvlink2 && step ipc-copy-engine-256M-2gpu 60 env CUDA_VISIBLE_DEVICES=0,1 ./run-jmh.sh --ranks 2 IpcBenchmark.copyEngine \
     -p size=256M $J
-wants moe && step "moe-vs-nccl-${gpus}gpu" 200 env OUT_DIR="$OUT/moe" JMH_TIMES="$J" docs/perf/moe-vs-nccl.sh "$gpus" 4096 \
+wants moe && step "moe-vs-nccl-${gpus}gpu" 260 env OUT_DIR="$OUT/moe" JMH_TIMES="$J" docs/perf/moe-vs-nccl.sh "$gpus" 4096 \
     uniform,lognormal:2.0,hot:0.5 SingleDMA
 el done

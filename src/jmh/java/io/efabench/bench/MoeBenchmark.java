@@ -8,6 +8,8 @@ import org.openjdk.jmh.infra.BenchmarkParams;
 import io.efabench.harness.moe.Dtype;
 import io.efabench.harness.moe.MoeRounds;
 import io.efabench.harness.moe.MoeShape;
+import io.efabench.harness.moe.NvlinkMoeRounds;
+import io.efabench.harness.nvlink.NvlinkPush;
 import io.efabench.harness.moe.Routing;
 import io.efabench.harness.trial.FabricTrial;
 import io.efabench.harness.trial.RoundDriver;
@@ -63,16 +65,28 @@ public class MoeBenchmark extends FabricBenchmark {
     @Param({"auto"})
     public String channels;
 
-    /** nic: every byte crosses the NIC (efa/verbs); auto: same-node peers may go through shm. */
+    /**
+     * nic: every byte crosses the NIC (efa/verbs); auto: same-node peers may go through shm;
+     * nvlink: ranks on one node with device memory (SingleDMA) move both phases with a kernel
+     * storing into the peers' GPUs over CUDA IPC; nvlink-ce: the same by the copy engines.
+     */
     @Param({"nic"})
     public String path;
+
+    /** path=nvlink: CTAs of the phase kernel (512 threads each, warps spread over the destinations). */
+    @Param({"32"})
+    public int ctas;
 
     @Setup(Level.Trial)
     public void setup(BenchmarkParams bp) {
         MoeShape shape = new MoeShape(tokens, hidden, topk, experts, dtype);
         Routing r = Routing.parse(routing);
-        trial = FabricTrial.open(bp, TrialSpec.of(config.memory).channels(channels).config(config.name()).path(path));
-        driver = RoundDriver.open(trial, t -> new MoeRounds(t, config.layout, shape, r, seed));
+        NvlinkPush.Mover nvlink = NvlinkPush.Mover.of(path);
+        // an NVLink path leaves the fabric to its provider's own choices: it carries none of the rounds
+        trial = FabricTrial.open(bp, TrialSpec.of(config.memory).channels(channels).config(config.name())
+                .path(nvlink != null ? "auto" : path));
+        driver = RoundDriver.open(trial, t -> nvlink != null ? new NvlinkMoeRounds(t, nvlink, ctas, config.layout, shape, r, seed)
+                : new MoeRounds(t, config.layout, shape, r, seed));
     }
 
     @Benchmark

@@ -11,6 +11,8 @@ import io.efabench.harness.engine.Deadline;
 import io.efabench.harness.engine.Footprint;
 import io.efabench.harness.MemoryKind;
 import io.efabench.harness.memory.TrialGpu;
+import io.efabench.harness.nvlink.NvlinkPush;
+import io.efabench.harness.nvlink.NvlinkSides;
 import io.efabench.harness.trial.FabricTrial;
 import io.efabench.harness.trial.Side;
 
@@ -22,8 +24,8 @@ import io.efabench.harness.trial.Side;
  * {@code window} of W rounds is W launches and one wait, and no rank gets more than W rounds
  * ahead of any other (each round waits for every peer's flag of it). Round numbers are the flags'
  * values, so every rank runs every round: END as in {@link AllToAllRounds} (rank 0's last round
- * + W, the furthest a follower can have enqueued), uncounted rounds up to it, then the checked
- * pass through the same launches, every byte verified on the GPU.
+ * + W, the furthest a follower can have enqueued; {@link NvlinkSides}), uncounted rounds up to
+ * it, then the checked pass through the same launches, every byte verified on the GPU.
  */
 public final class NvlinkAllToAllRounds extends AllToAllShape {
     private final FabricTrial t;
@@ -31,6 +33,7 @@ public final class NvlinkAllToAllRounds extends AllToAllShape {
     private final NvlinkPush push;
     private final PeerSpread spread;
     private final Deadline deadline;
+    private final NvlinkSides sides;
     private final Map<String, Object> provenance = new LinkedHashMap<>();
     private long posted;
 
@@ -72,8 +75,9 @@ public final class NvlinkAllToAllRounds extends AllToAllShape {
         long started = System.nanoTime();
         blocks = new AllToAllBlocks(t, size, slots);
         Duration budget = t.waitBudget();
-        push = new NvlinkPush(gpu, mover, t.rank(), ranks, ctas, size, slots, blocks.source().deviceBuffer(),
-                blocks.destination().deviceBuffer(), budget.toNanos(), t::allgather);
+        push = new NvlinkPush(gpu, mover, t.rank(), ranks, ctas, List.of(blocks.source().deviceBuffer()),
+                List.of(blocks.destination().deviceBuffer()), slotPhases(t.rank(), ranks, size, slots), budget.toNanos(),
+                t::allgather, "all-to-all over NVLink", r -> "round " + r);
         t.ownPeerMapping(() -> {
             push.stop();
             push.mesh().close();
@@ -82,6 +86,7 @@ public final class NvlinkAllToAllRounds extends AllToAllShape {
         // the host's wait outlasts the kernels' own deadline, so a missing flag is named by the GPU
         deadline = t.deadline(budget.plusSeconds(10));
         spread = new PeerSpread(ranks, 1);
+        sides = new NvlinkSides(t, push, window, 1, new Work());
         provenance.put("alltoall_path", mover.label + ": " + push.describe());
         provenance.put("nvlink", push.mesh().describeLinks(gpu.device));
         provenance.put("nvlink_setup_ms", (System.nanoTime() - started) / 1_000_000);
@@ -92,6 +97,23 @@ public final class NvlinkAllToAllRounds extends AllToAllShape {
                         + " (fewer GPUs visible than local ranks): IPC within one device, not NVLink; busbw_pct is left out");
             }
         }
+    }
+
+    /** One launch per slot: in slot s this rank's block (s, p) goes to block (s, me) of rank p. */
+    static List<NvlinkPush.Phase> slotPhases(int me, int ranks, long size, int slots) {
+        List<NvlinkPush.Phase> phases = new java.util.ArrayList<>();
+        for (int s = 0; s < slots; s++) {
+            long[] from = new long[ranks];
+            long[] to = new long[ranks];
+            long[] length = new long[ranks];
+            for (int p = 0; p < ranks; p++) {
+                from[p] = (s * (long) ranks + p) * size;
+                to[p] = (s * (long) ranks + me) * size;
+                length[p] = size;
+            }
+            phases.add(new NvlinkPush.Phase(0, 0, from, to, length));
+        }
+        return phases;
     }
 
     /** Nothing crosses a NIC. */
@@ -113,112 +135,57 @@ public final class NvlinkAllToAllRounds extends AllToAllShape {
 
     // ---- rounds --------------------------------------------------------------------------
 
-    /** Enqueues {@code count} rounds and waits until they ended here; {@code finalEnd}: END for rank 0's last rounds, else 0. */
-    private void run(int count, boolean timed, long finalEnd) {
-        for (int k = 0; k < count; k++) {
-            long round = ++posted;
-            push.enqueue(round, Footprint.slotOf(round, slots), timed, finalEnd);
-        }
-        push.await(deadline, posted);
-    }
-
-    private void run(int count, boolean timed) {
-        run(count, timed, 0);
-    }
-
-    /** A window of rounds, capped at END where it is known ({@code end} >= 0). */
-    private int windowUpTo(long end) {
-        return end >= 0 ? (int) Math.min(window, end - posted) : window;
-    }
-
-    /** A timed invocation: a window of rounds (capped at END on a follower that knows it). */
-    private void timedWindow(long end) {
-        spread.invocationStarted();
-        run(windowUpTo(end), true);
-        spread.invocationDone();
-    }
-
-    /**
-     * Rank 0's END, or -1 while it is not said: from its flags (which bring it with its first round
-     * after the timed ones, before this rank could enqueue one past it) or the rank group's word.
-     */
-    private long end() {
-        long fromFlags = push.endFromFlags();
-        return fromFlags >= 0 ? fromFlags : t.endedRounds();
-    }
-
-    private void warmUp() {
-        push.forgetEnd();
-        run(1, false);
-        push.takeArrivals(); // the warm round's and the last iteration's uncounted ones
-        spread.start();
-    }
-
-    private void finish(long end) {
-        if (posted != end) {
-            throw new BenchmarkSetupException("rank " + t.rank() + ": all-to-all over NVLink at round " + posted
-                    + ", past END " + end);
-        }
-        long[][] arrivals = push.takeArrivals();
-        for (int s = 0; s < ranks; s++) {
-            spread.addArrivals(s, arrivals[s][0], arrivals[s][1]);
-        }
-        blocks.prepareCheck(end);
-        t.barrier("all-to-all (NVLink) buffers cleared for the checked round");
-        run(slots, false);
-        t.verdicts("all-to-all (NVLink) checked rounds " + (end + 1) + ".." + (end + slots), blocks.verify(end, Layout.SINGLE));
-        spread.publish(t, size, bytesPerInvocation());
-    }
-
     @Override
     public Side side() {
-        return t.rank() == 0 ? new Leader() : new Follower();
+        return sides.side();
     }
 
-    /** Rank 0: times the rounds and says END. */
-    private final class Leader implements Side {
+    /** The rounds as {@link NvlinkSides} drives them. */
+    private final class Work implements NvlinkSides.Workload {
         @Override
-        public void warmRound() {
-            warmUp();
+        public long posted() {
+            return posted;
         }
 
+        /** Enqueues {@code count} rounds and waits until they ended here. */
         @Override
-        public void round() {
-            timedWindow(-1);
-        }
-
-        @Override
-        public void endIteration() {
-            long end = posted + window; // a follower enqueues round k + W only after round k ended, which needs rank 0's
-            t.signalEnd(end);
-            run((int) (end - posted), false, end);
-            finish(end);
-        }
-    }
-
-    /** Every other rank: the same rounds until rank 0's END. */
-    private final class Follower implements Side {
-        @Override
-        public void warmRound() {
-            warmUp();
-        }
-
-        @Override
-        public void round() {
-            long end = end();
-            if (end >= 0 && posted >= end) {
-                return;
+        public void run(int count, boolean timed, long finalFlag) {
+            for (int k = 0; k < count; k++) {
+                long round = ++posted;
+                push.enqueue(round, Footprint.slotOf(round, slots), timed, finalFlag);
             }
-            timedWindow(end);
+            push.await(deadline, posted);
         }
 
         @Override
-        public void endIteration() {
-            long end;
-            while ((end = end()) < 0 || posted < end) {
-                run(windowUpTo(end), false);
+        public void timed(int count) {
+            spread.invocationStarted();
+            run(count, true, 0);
+            spread.invocationDone();
+        }
+
+        @Override
+        public void warmUp() {
+            run(1, false, 0);
+            push.takeArrivals(); // the warm round's and the last iteration's uncounted ones
+            spread.start();
+        }
+
+        @Override
+        public void finish(long end) {
+            if (posted != end) {
+                throw new BenchmarkSetupException("rank " + t.rank() + ": all-to-all over NVLink at round " + posted
+                        + ", past END " + end);
             }
-            finish(end);
+            long[][] arrivals = push.takeArrivals();
+            for (int s = 0; s < ranks; s++) {
+                spread.addArrivals(s, arrivals[s][0], arrivals[s][1]);
+            }
+            blocks.prepareCheck(end);
+            t.barrier("all-to-all (NVLink) buffers cleared for the checked round");
+            run(slots, false, 0);
+            t.verdicts("all-to-all (NVLink) checked rounds " + (end + 1) + ".." + (end + slots), blocks.verify(end, Layout.SINGLE));
+            spread.publish(t, size, bytesPerInvocation());
         }
     }
 }

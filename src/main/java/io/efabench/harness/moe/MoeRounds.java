@@ -52,6 +52,11 @@ public final class MoeRounds implements Rounds {
     /** What the provenance records of this trial: the routing reached, the buffers and the set-up time. */
     @Override
     public Map<String, Object> provenance() {
+        return provenance(plan, blocks, setupSeconds);
+    }
+
+    /** The provenance of MoE rounds over {@code plan} in {@code blocks}, set up in {@code setupSeconds}. */
+    static Map<String, Object> provenance(MoePlan plan, MoeBlocks blocks, double setupSeconds) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("routing", plan.routing().toString());
         m.put("routing_calibrated", plan.calibrated());

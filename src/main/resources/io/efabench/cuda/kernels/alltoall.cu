@@ -1,18 +1,20 @@
-// All-to-all between the GPUs of one node over NVLink (AllToAllBenchmark path=nvlink): every
-// rank stores its block for each peer straight into that peer's destination buffer, mapped here
-// through CUDA IPC, then writes the round number into the peer's flag for this rank; a round
-// ends on a rank when its own stores are fenced and every peer's flag holds the round.
+// All-to-all between the GPUs of one node over NVLink (AllToAllBenchmark and MoeBenchmark
+// path=nvlink): every rank stores its block for each peer straight into that peer's destination
+// buffer, mapped here through CUDA IPC, then writes the round number into the peer's flag for this
+// rank; a round ends on a rank when its own stores are fenced and every peer's flag holds the round.
 //
-// Memory, per rank (io.efabench.harness.alltoall.NvlinkMover): src and dst hold slots x N blocks
-// of block_vec 16-byte words; in a round of slot `slot` rank me sends src block (slot, p) to dst
-// block (slot, me) of rank p. flags: N words 128 bytes apart, word s written by rank s only.
-// done: N 64-bit counters 128 bytes apart, local, counting finished warps per destination (never
-// reset: round r is done with a destination when its counter reaches r x the warps it has).
-// pair: per sender, the summed ns from this rank's kernel start to the sender's flag, and the
-// rounds summed (timed rounds only). status (pinned host memory): [0] 0 fine, 1 a flag did not
-// come in time, 2 the host said stop; [1] the peer waited for, [2] the round; [3] the host's stop
-// word (a rank failing elsewhere ends its kernels at once instead of at their deadline); [4] END
-// as rank 0's flags brought it.
+// Memory, per rank (io.efabench.harness.nvlink.NvlinkPush): a launch moves one phase, a table of
+// N entries {source offset, destination offset, length} in 16-byte words: to peer p it sends
+// `length` words from src + source offset to peer p's destination (dst_of[p]) + destination offset
+// (an all-to-all's slot: src block (slot, p) to dst block (slot, me); a MoE phase: the tokens for
+// p, all-to-all-v). flags: N words 128 bytes apart, word s written by rank s only. done: N 64-bit
+// counters 128 bytes apart, local, counting finished warps per destination (never reset: round r is
+// done with a destination when its counter reaches r x the warps it has). pair: per sender, the
+// summed ns from this rank's kernel start to the sender's flag, and the rounds summed (timed
+// rounds only). status (pinned host memory): [0] 0 fine, 1 a flag did not come in time, 2 the host
+// said stop; [1] the peer waited for, [2] the round; [3] the host's stop word (a rank failing
+// elsewhere ends its kernels at once instead of at their deadline); [4] END as rank 0's flags
+// brought it.
 //
 // END: rank 0's rounds after its timed ones carry final_end (the iteration's last round, else 0)
 // in the word after its flag in every peer; a peer's waiter copies it to status[4], so a peer
@@ -72,13 +74,14 @@ __device__ __forceinline__ void efa_raise(volatile unsigned* peer_flags, unsigne
 }
 
 // The SM path: warps round-robin over the N-1 destinations (peer me+1 first), each copying its
-// share of the block in steps of 4 x 512 bytes (four 16-byte loads in flight, then four stores
-// into the peer); the last warp done with a destination fences and raises the peer's flag.
-// Block 0 then waits for every peer's flag. Needs at least N-1 warps in the grid.
+// share of the peer's entry in steps of 4 x 512 bytes (four 16-byte loads in flight, then four
+// stores into the peer); the last warp done with a destination fences and raises the peer's flag
+// (an entry of length 0 raises it too). Block 0 then waits for every peer's flag. Needs at least
+// N-1 warps in the grid.
 extern "C" __global__ void a2a_push(const uint4* __restrict__ src, const unsigned long long* dst_of,
                                    const unsigned long long* flag_of, const volatile unsigned* flags,
-                                   unsigned long long* done, unsigned long long* pair, unsigned long long slot_vec,
-                                   unsigned long long block_vec, unsigned me, unsigned n, unsigned round,
+                                   unsigned long long* done, unsigned long long* pair,
+                                   const unsigned long long* plan, unsigned me, unsigned n, unsigned round,
                                    unsigned timed, unsigned final_end, unsigned long long timeout_ns,
                                    unsigned* status) {
     unsigned long long start = efa_now_ns();
@@ -91,11 +94,12 @@ extern "C" __global__ void a2a_push(const uint4* __restrict__ src, const unsigne
         unsigned sub = warp / d;
         unsigned subs = warps / d + (k < warps % d ? 1 : 0);
         unsigned peer = (me + 1 + k) % n;
-        const uint4* s = src + slot_vec + peer * block_vec;
-        uint4* t = (uint4*)dst_of[peer] + slot_vec + (unsigned long long)me * block_vec;
+        const uint4* s = src + plan[3 * peer];
+        uint4* t = (uint4*)dst_of[peer] + plan[3 * peer + 1];
+        unsigned long long len = plan[3 * peer + 2];
         unsigned long long v = (unsigned long long)sub * 128 + lane;
         unsigned long long step = (unsigned long long)subs * 128;
-        for (; v + 96 < block_vec; v += step) {
+        for (; v + 96 < len; v += step) {
             uint4 r[4];
 #pragma unroll
             for (int j = 0; j < 4; j++) {
@@ -106,7 +110,7 @@ extern "C" __global__ void a2a_push(const uint4* __restrict__ src, const unsigne
                 t[v + j * 32] = r[j];
             }
         }
-        for (; v < block_vec; v += 32) {  // this warp's last, partial step
+        for (; v < len; v += 32) {  // this warp's last, partial step
             t[v] = s[v];
         }
         __threadfence_system();

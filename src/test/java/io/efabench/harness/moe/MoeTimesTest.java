@@ -59,4 +59,16 @@ class MoeTimesTest {
         byte[] r1 = part(1, 1, 1, 9, new long[][] {{1, 2}});
         assertTrue(MoeTimes.figures(List.of(r0, r1), plan, new long[MoePlan.ROUNDS], 0).isEmpty());
     }
+
+    /** Ranks of one host (shm, the NVLink path): no NIC carried a byte, so there is no NIC figure, not a 0. */
+    @Test
+    void noNicBytesNoNicFigure() {
+        MoePlan plan = new MoePlan(new MoeShape(8, 500, 2, 4, Dtype.BF16), Routing.parse("uniform"), 1, 2, 0);
+        byte[] r0 = part(10, 6, 6, 5, new long[][] {{1_000_000, 3_000_000}});
+        byte[] r1 = part(10, 6, 6, 5, new long[][] {{1_000_000, 3_000_000}});
+        Map<String, Double> f = MoeTimes.figures(List.of(r0, r1), plan, new long[MoePlan.ROUNDS], 100).stream()
+                .collect(Collectors.toMap(IterationFigure::name, IterationFigure::value));
+        assertTrue(f.containsKey("moe_gbs") && f.containsKey("moe_rounds"), f.toString());
+        assertTrue(!f.containsKey("busiest_nic_gbps") && !f.containsKey("moe_link_bound_us"), f.toString());
+    }
 }

@@ -1,10 +1,11 @@
-package io.efabench.harness.alltoall;
+package io.efabench.harness.nvlink;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;
 import java.util.List;
+import java.util.function.LongFunction;
 
 import io.efabench.cuda.CudaModule;
 import io.efabench.cuda.CudaStream;
@@ -20,31 +21,40 @@ import io.efabench.harness.memory.IpcMesh;
 import io.efabench.harness.memory.TrialGpu;
 
 /**
- * How {@link NvlinkAllToAllRounds} moves a round between the GPUs of one node: every rank's
- * destination buffer and flag words are mapped into every other rank ({@link IpcMesh}); a round
- * is one launch of alltoall.cu's {@code a2a_push} (SM stores into the peers' blocks, warps
- * round-robin over destinations, then a round-number flag into each peer) or, for the copy
- * engines, one peer copy per destination in (me + k) mod N order and {@code a2a_signal}'s flag
- * exchange. Rounds are enqueued on the trial's stream, so they run one after another; a round
- * ends on this rank when its stores are fenced and every peer's flag of that round arrived.
- * Nothing is allocated per round: arguments and copy slices are built once.
+ * How the NVLink paths move a phase between the GPUs of one node (the all-to-all's round, each of
+ * MoE's dispatch and combine): every rank's destination buffers and flag words are mapped into
+ * every other rank ({@link IpcMesh}); a launch is one of the {@link Phase}s given at the start (to
+ * each peer: bytes from a source offset to a destination offset there) moved by alltoall.cu's
+ * {@code a2a_push} (SM stores into the peers' buffers, warps round-robin over destinations, then
+ * a round-number flag into each peer) or, for the copy engines, one peer copy per destination in
+ * (me + k) mod N order and {@code a2a_signal}'s flag exchange. Launches are enqueued on the trial's
+ * stream, so they run one after another, numbered 1, 2, ... without gaps; a launch ends on this
+ * rank when its stores are fenced and every peer's flag of it arrived. Nothing is allocated per
+ * launch: arguments, tables and copy slices are built once.
  */
-final class NvlinkPush implements AutoCloseable {
+public final class NvlinkPush implements AutoCloseable {
+    /**
+     * One launch's copies, per peer p (this rank's entry unused): {@code length[p]} bytes from
+     * {@code sourceOffset[p]} of source buffer {@code source} to {@code destinationOffset[p]} of
+     * peer p's destination buffer {@code destination}; every figure a multiple of 16.
+     */
+    public record Phase(int source, int destination, long[] sourceOffset, long[] destinationOffset, long[] length) {}
+
     /** What moves the bytes. */
-    enum Mover {
+    public enum Mover {
         /** SM stores from a resident kernel ({@code path=nvlink}). */
         KERNEL("nvlink"),
         /** The copy engines: cuMemcpyDtoDAsync into each peer ({@code path=nvlink-ce}). */
         COPY_ENGINE("nvlink-ce");
 
-        final String label;
+        public final String label;
 
         Mover(String label) {
             this.label = label;
         }
 
         /** The mover {@code path} names, or null for a path over the fabric ("nic", "auto"). */
-        static Mover of(String path) {
+        public static Mover of(String path) {
             for (Mover m : values()) {
                 if (m.label.equalsIgnoreCase(path == null ? "" : path.strip())) {
                     return m;
@@ -54,10 +64,12 @@ final class NvlinkPush implements AutoCloseable {
         }
     }
 
-    static final int BLOCK_THREADS = 512;
+    public static final int BLOCK_THREADS = 512;
     private static final VarHandle INT = ValueLayout.JAVA_INT.varHandle();
     /** Bytes between two ranks' flag words and between two destinations' done counters (one line each). */
     private static final long LINE = 128;
+    /** Bytes of one peer's entry of a phase's table: source offset, destination offset, length (16-byte words). */
+    private static final long ENTRY = 24;
 
     private final TrialGpu gpu;
     private final CudaStream stream;
@@ -65,42 +77,60 @@ final class NvlinkPush implements AutoCloseable {
     private final int me;
     private final int ranks;
     private final int ctas;
-    private final long size;
     private final long timeoutNanos;
     private final CudaModule module;
     private final DeviceBuffer flags;
     private final DeviceBuffer done;
     /** Per sender: summed arrival ns and rounds (2 x 8 bytes), then the copy path's round stamp. */
     private final DeviceBuffer pair;
-    /** Every rank's destination, then every rank's flag words, as this GPU addresses them. */
+    /** Every destination's table of ranks' addresses as this GPU maps them, then every rank's flag words. */
     private final DeviceBuffer addresses;
+    /** The phases' tables, one after another. */
+    private final DeviceBuffer tables;
     private final PinnedHostBuffer status;
     private final IpcMesh mesh;
     private final Kernel kernel;
-    private final KernelArgs args;
+    /** The SM path: per phase its arguments (source, destinations and table differ); the copy path: one. */
+    private final KernelArgs[] args;
     private final Kernel stamp;
     private final KernelArgs stampArgs;
-    /** Copy engines: [slot][peer] the source block and the peer's destination block. */
+    /** Copy engines: [phase][peer] the source bytes and the peer's destination bytes (null: nothing to copy). */
     private final DeviceMemory[][] copySource;
     private final DeviceMemory[][] copyTarget;
-    private final long slotBytes;
     private final MemorySegment pairsOnHost;
+    /** What the launches are, for failure lines ("all-to-all over NVLink"), and how a launch is named there ("round 7"). */
+    private final String what;
+    private final LongFunction<String> launchName;
 
-    NvlinkPush(TrialGpu gpu, Mover mover, int me, int ranks, int ctas, long size, int slots, DeviceMemory source,
-            DeviceMemory destination, long timeoutNanos, IpcMesh.Allgather group) {
+    /**
+     * Maps {@code destinations} (this rank's, in order) into every rank and builds the launches of
+     * {@code phases}, whose sources are {@code sources} here. {@code what} and {@code launchName}
+     * say in a failure line what waited ("MoE over NVLink") and for which launch ("round 3 combine").
+     */
+    public NvlinkPush(TrialGpu gpu, Mover mover, int me, int ranks, int ctas, List<DeviceMemory> sources,
+            List<DeviceMemory> destinations, List<Phase> phases, long timeoutNanos, IpcMesh.Allgather group, String what,
+            LongFunction<String> launchName) {
         this.gpu = gpu;
+        this.what = what;
+        this.launchName = launchName;
         this.stream = gpu.stream;
         this.mover = mover;
         this.me = me;
         this.ranks = ranks;
         this.ctas = ctas;
-        this.size = size;
         this.timeoutNanos = timeoutNanos;
-        this.slotBytes = size * ranks;
         if (mover == Mover.KERNEL && (long) ctas * (BLOCK_THREADS / 32) < ranks - 1) {
             throw new BenchmarkSetupException("ctas=" + ctas + ": " + ctas * (BLOCK_THREADS / 32) + " warps cannot serve "
                     + (ranks - 1) + " destinations (one warp each at least)");
         }
+        for (Phase ph : phases) {
+            for (int p = 0; p < ranks; p++) {
+                if (p != me && (ph.sourceOffset[p] % 16 != 0 || ph.destinationOffset[p] % 16 != 0 || ph.length[p] % 16 != 0)) {
+                    throw new IllegalArgumentException("a phase's copy to rank " + p + " is not in 16-byte words");
+                }
+            }
+        }
+        int nd = destinations.size();
         gpu.context.makeCurrent();
         module = KernelCompiler.load(gpu.context, "alltoall.cu");
         flags = DeviceBuffer.allocate(gpu.context, ranks * LINE);
@@ -109,25 +139,47 @@ final class NvlinkPush implements AutoCloseable {
         done.fill((byte) 0);
         pair = DeviceBuffer.allocate(gpu.context, 16L * ranks + 8);
         pair.fill((byte) 0);
-        addresses = DeviceBuffer.allocate(gpu.context, 16L * ranks);
+        addresses = DeviceBuffer.allocate(gpu.context, 8L * ranks * (nd + 1));
+        tables = DeviceBuffer.allocate(gpu.context, ENTRY * ranks * phases.size());
         status = PinnedHostBuffer.allocate(gpu.context, 4096);
         status.segment().fill((byte) 0);
         pairsOnHost = Arena.ofAuto().allocate(16L * ranks + 8, 8);
-        mesh = IpcMesh.open(gpu.context, gpu.device, me, List.of(destination, flags), group);
+        List<DeviceMemory> mapped = new java.util.ArrayList<>(destinations);
+        mapped.add(flags);
+        mesh = IpcMesh.open(gpu.context, gpu.device, me, mapped, group);
         try (Arena a = Arena.ofConfined()) {
-            MemorySegment table = a.allocate(16L * ranks, 8);
-            for (int r = 0; r < ranks; r++) {
-                table.setAtIndex(ValueLayout.JAVA_LONG, r, r == me ? 0 : mesh.peer(0, r).deviceAddress());
-                table.setAtIndex(ValueLayout.JAVA_LONG, ranks + r, r == me ? 0 : mesh.peer(1, r).deviceAddress());
+            MemorySegment table = a.allocate(8L * ranks * (nd + 1), 8);
+            for (int m = 0; m <= nd; m++) {
+                for (int r = 0; r < ranks; r++) {
+                    table.setAtIndex(ValueLayout.JAVA_LONG, (long) m * ranks + r, r == me ? 0 : mesh.peer(m, r).deviceAddress());
+                }
             }
             addresses.copyFrom(table);
+            MemorySegment entries = a.allocate(ENTRY * ranks * phases.size(), 8);
+            for (int f = 0; f < phases.size(); f++) {
+                Phase ph = phases.get(f);
+                for (int p = 0; p < ranks; p++) {
+                    long at = 3L * (f * ranks + p);
+                    boolean peer = p != me;
+                    entries.setAtIndex(ValueLayout.JAVA_LONG, at, peer ? ph.sourceOffset[p] / 16 : 0);
+                    entries.setAtIndex(ValueLayout.JAVA_LONG, at + 1, peer ? ph.destinationOffset[p] / 16 : 0);
+                    entries.setAtIndex(ValueLayout.JAVA_LONG, at + 2, peer ? ph.length[p] / 16 : 0);
+                }
+            }
+            tables.copyFrom(entries);
         }
         DeviceMemory statusWords = status.slice(0, 16);
+        DeviceMemory flagOf = addresses.slice(8L * ranks * nd, 8L * ranks);
         if (mover == Mover.KERNEL) {
             kernel = module.kernel("a2a_push");
-            args = new KernelArgs(15).pointer(0, source).pointer(1, addresses.slice(0, 8L * ranks))
-                    .pointer(2, addresses.slice(8L * ranks, 8L * ranks)).pointer(3, flags).pointer(4, done).pointer(5, pair)
-                    .u64(7, size / 16).u32(8, me).u32(9, ranks).u64(13, timeoutNanos).pointer(14, statusWords);
+            args = new KernelArgs[phases.size()];
+            for (int f = 0; f < args.length; f++) {
+                Phase ph = phases.get(f);
+                args[f] = new KernelArgs(14).pointer(0, sources.get(ph.source)).pointer(1, addresses.slice(8L * ranks * ph.destination,
+                        8L * ranks)).pointer(2, flagOf).pointer(3, flags).pointer(4, done).pointer(5, pair)
+                        .pointer(6, tables.slice(ENTRY * ranks * f, ENTRY * ranks)).u32(7, me).u32(8, ranks).u64(12, timeoutNanos)
+                        .pointer(13, statusWords);
+            }
             stamp = null;
             stampArgs = null;
             copySource = null;
@@ -135,44 +187,50 @@ final class NvlinkPush implements AutoCloseable {
         } else {
             kernel = module.kernel("a2a_signal");
             DeviceMemory stampWord = pair.slice(16L * ranks, 8);
-            args = new KernelArgs(11).pointer(0, addresses.slice(8L * ranks, 8L * ranks)).pointer(1, flags).pointer(2, pair)
-                    .pointer(3, stampWord).u32(4, me).u32(5, ranks).u64(9, timeoutNanos).pointer(10, statusWords);
+            args = new KernelArgs[] {new KernelArgs(11).pointer(0, flagOf).pointer(1, flags).pointer(2, pair)
+                    .pointer(3, stampWord).u32(4, me).u32(5, ranks).u64(9, timeoutNanos).pointer(10, statusWords)};
             stamp = module.kernel("a2a_stamp");
             stampArgs = new KernelArgs(1).pointer(0, stampWord);
-            copySource = new DeviceMemory[slots][ranks];
-            copyTarget = new DeviceMemory[slots][ranks];
-            for (int s = 0; s < slots; s++) {
+            copySource = new DeviceMemory[phases.size()][ranks];
+            copyTarget = new DeviceMemory[phases.size()][ranks];
+            for (int f = 0; f < phases.size(); f++) {
+                Phase ph = phases.get(f);
                 for (int p = 0; p < ranks; p++) {
-                    if (p != me) {
-                        copySource[s][p] = source.slice(s * slotBytes + p * size, size);
-                        copyTarget[s][p] = mesh.peer(0, p).slice(s * slotBytes + me * size, size);
+                    if (p != me && ph.length[p] > 0) {
+                        copySource[f][p] = sources.get(ph.source).slice(ph.sourceOffset[p], ph.length[p]);
+                        copyTarget[f][p] = mesh.peer(ph.destination, p).slice(ph.destinationOffset[p], ph.length[p]);
                     }
                 }
             }
         }
     }
 
-    IpcMesh mesh() {
+    public IpcMesh mesh() {
         return mesh;
     }
 
     /**
-     * Enqueues round {@code round} (rounds are numbered 1, 2, ... without gaps) into slot {@code
-     * slot}; {@code finalEnd} (rank 0's rounds after its timed ones: END, else 0) travels with its flags.
+     * Enqueues launch {@code round} (numbered 1, 2, ... without gaps) of phase {@code phase};
+     * {@code finalEnd} (rank 0's launches after its timed ones: END, else 0) travels with its
+     * flags; {@code timed} launches add their arrival times ({@link #takeArrivals}).
      */
-    void enqueue(long round, int slot, boolean timed, long finalEnd) {
+    public void enqueue(long round, int phase, boolean timed, long finalEnd) {
         if (mover == Mover.KERNEL) {
-            args.u64(6, slot * slotBytes / 16).u32(10, (int) round).u32(11, timed ? 1 : 0).u32(12, (int) finalEnd);
-            kernel.launch(stream, ctas, BLOCK_THREADS, 0, args);
+            KernelArgs a = args[phase].u32(9, (int) round).u32(10, timed ? 1 : 0).u32(11, (int) finalEnd);
+            kernel.launch(stream, ctas, BLOCK_THREADS, 0, a);
             return;
         }
         stamp.launch(stream, 1, 1, 0, stampArgs);
+        DeviceMemory[] from = copySource[phase];
+        DeviceMemory[] to = copyTarget[phase];
         for (int k = 1; k < ranks; k++) {
             int p = (me + k) % ranks;
-            stream.copy(copyTarget[slot][p], copySource[slot][p], size);
+            if (to[p] != null) {
+                stream.copy(to[p], from[p], to[p].byteSize());
+            }
         }
-        args.u32(6, (int) round).u32(7, timed ? 1 : 0).u32(8, (int) finalEnd);
-        kernel.launch(stream, 1, 32 * Math.max(1, (ranks + 31) / 32), 0, args);
+        KernelArgs a = args[0].u32(6, (int) round).u32(7, timed ? 1 : 0).u32(8, (int) finalEnd);
+        kernel.launch(stream, 1, 32 * Math.max(1, (ranks + 31) / 32), 0, a);
     }
 
     /**
@@ -181,7 +239,7 @@ final class NvlinkPush implements AutoCloseable {
      * (longer) keeps the host from waiting on a GPU that never finishes and fails the wait at once
      * when the rank group has lost a rank.
      */
-    void await(Deadline deadline, long lastRound) {
+    public void await(Deadline deadline, long lastRound) {
         if (stream.isIdle()) {
             checkStatus();
             return;
@@ -191,19 +249,19 @@ final class NvlinkPush implements AutoCloseable {
             if ((int) INT.getVolatile(status.segment(), 0L) != 0) {
                 break;
             }
-            deadline.check("all-to-all over NVLink", -1, lastRound);
+            deadline.check(what, -1, lastRound);
         } while (!stream.isIdle());
         checkStatus();
     }
 
     /** END as rank 0's flags brought it to this rank, or -1 ({@link #forgetEnd} at each iteration's start). */
-    long endFromFlags() {
+    public long endFromFlags() {
         int end = (int) INT.getVolatile(status.segment(), 16L);
         return end != 0 ? Integer.toUnsignedLong(end) : -1;
     }
 
     /** A new iteration: the last one's END is forgotten (its rounds all ended, so no late flag brings it back). */
-    void forgetEnd() {
+    public void forgetEnd() {
         INT.setVolatile(status.segment(), 16L, 0);
     }
 
@@ -211,11 +269,11 @@ final class NvlinkPush implements AutoCloseable {
      * Ends this rank's kernels now (their waits see the host's stop word) and gives the stream a
      * moment to drain: on the way out of a failure, before the peers' memory is unmapped.
      */
-    void stop() {
+    public void stop() {
         INT.setVolatile(status.segment(), 12L, 1);
         try {
             gpu.context.makeCurrent();
-            stream.await(5_000_000_000L, "rank " + me + ": all-to-all over NVLink stopping");
+            stream.await(5_000_000_000L, "rank " + me + ": " + what + " stopping");
         } catch (RuntimeException ignored) {
             // on the way out: the failure that brought us here is the one reported
         }
@@ -225,14 +283,14 @@ final class NvlinkPush implements AutoCloseable {
         if ((int) INT.getVolatile(status.segment(), 0L) == 1) {
             int peer = (int) INT.getVolatile(status.segment(), 4L);
             int round = (int) INT.getVolatile(status.segment(), 8L);
-            throw new BenchmarkSetupException("rank " + me + ": all-to-all over NVLink (" + mover.label + ") round " + round
+            throw new BenchmarkSetupException("rank " + me + ": " + what + " (" + mover.label + ") " + launchName.apply(round)
                     + ": rank " + peer + " (GPU " + mesh.busId(peer) + ") did not raise its flag within "
                     + timeoutNanos / 1_000_000_000L + " s (it stopped, or its GPU is stuck)", peer);
         }
     }
 
     /** This rank's arrival sums since the last call, [sender] = {ns, rounds}; then zeroed. */
-    long[][] takeArrivals() {
+    public long[][] takeArrivals() {
         gpu.context.makeCurrent();
         pair.copyTo(pairsOnHost);
         long[][] sums = new long[ranks][2];
@@ -245,7 +303,7 @@ final class NvlinkPush implements AutoCloseable {
     }
 
     /** How the rounds move, for provenance and the log. */
-    String describe() {
+    public String describe() {
         return mover == Mover.KERNEL
                 ? "SM stores (alltoall.cu a2a_push, " + ctas + " CTAs x " + BLOCK_THREADS + " threads, warps round-robin"
                         + " over " + (ranks - 1) + " destinations)"
@@ -259,7 +317,7 @@ final class NvlinkPush implements AutoCloseable {
     @Override
     public void close() {
         gpu.context.makeCurrent();
-        AutoCloseable[] steps = {module, status, addresses, pair, done, flags};
+        AutoCloseable[] steps = {module, status, tables, addresses, pair, done, flags};
         RuntimeException first = null;
         for (AutoCloseable step : steps) {
             try {
