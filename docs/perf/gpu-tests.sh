@@ -6,8 +6,9 @@
 # (org.junit.platform:junit-platform-console-standalone at the pom's platform version) and
 # test-classes/ (target/test-classes).
 #   usage on the device: [TEST_TIMEOUT=s] docs/perf/gpu-tests.sh CLASS|CLASS#METHOD... (e.g. io.efabench.it.DeviceFabricIT)
-# Under MPS, run a class whose last test kills a rank last, or alone: the clients started right
-# after a rank died mid-kernel cannot open a context (journal moe.md, "MoE over NVLink").
+# Under MPS, run a class whose last test kills a rank last, or restart MPS after it (`echo quit |
+# nvidia-cuda-mps-control; nvidia-cuda-mps-control -d`): the clients started right after a rank
+# died mid-kernel cannot open a context (journal moe.md, "MoE over NVLink").
 set -uo pipefail
 carry=$PWD/.devcarry
 selects=(); for c in "$@"; do if [[ $c == *"#"* ]]; then selects+=(--select-method "$c"); else selects+=(--select-class "$c"); fi; done
