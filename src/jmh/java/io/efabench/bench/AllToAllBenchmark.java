@@ -39,7 +39,9 @@ public class AllToAllBenchmark extends FabricBenchmark {
     /**
      * nic: every byte crosses the NIC (efa/verbs); auto: same-node peers may go through shm;
      * nvlink: ranks of one node store device memory straight into each other's GPUs (an SM
-     * kernel over CUDA IPC); nvlink-ce: the same by the copy engines. The NVLink paths take SingleDMA.
+     * kernel over CUDA IPC); nvlink-ce: the same by the copy engines, flags by a one-block kernel;
+     * nvlink-ce-memops: the copy engines with the flags as stream memory operations (no kernel).
+     * The NVLink paths take SingleDMA.
      */
     @Param({"nic"})
     public String path;

@@ -68,7 +68,8 @@ public class MoeBenchmark extends FabricBenchmark {
     /**
      * nic: every byte crosses the NIC (efa/verbs); auto: same-node peers may go through shm;
      * nvlink: ranks on one node with device memory (SingleDMA) move both phases with a kernel
-     * storing into the peers' GPUs over CUDA IPC; nvlink-ce: the same by the copy engines.
+     * storing into the peers' GPUs over CUDA IPC; nvlink-ce: the same by the copy engines;
+     * nvlink-ce-memops: the copy engines with flags as stream memory operations.
      */
     @Param({"nic"})
     public String path;

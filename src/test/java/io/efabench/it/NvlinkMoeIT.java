@@ -41,7 +41,7 @@ class NvlinkMoeIT {
     void everyRoutingRunsAndVerifiesOnBothMovers(int ranks) throws Exception {
         Path dir = tmp.resolve("run" + ranks);
         Ranks r = Ranks.start(dir, ranks, "shm", Ranks.quick("MoeBenchmark", "-p", "config=SingleDMA",
-                "-p", "path=nvlink,nvlink-ce", "-p", "tokens=64", "-p", "dtype=FP8", "-p", "ctas=8",
+                "-p", "path=nvlink,nvlink-ce,nvlink-ce-memops", "-p", "tokens=64", "-p", "dtype=FP8", "-p", "ctas=8",
                 "-p", "routing=uniform,lognormal:2.0,hot:0.5"), null);
         Integer[] codes = r.await(600);
         for (int k = 0; k < ranks; k++) {
@@ -50,7 +50,8 @@ class NvlinkMoeIT {
         assertTrue(r.log(0).contains("MoE over NVLink (nvlink): SM stores"), r.log(0));
         assertTrue(r.log(0).contains("MoE over NVLink (nvlink-ce): copy engines"), r.log(0));
         List<JsonElement> results = JsonParser.parseString(Files.readString(dir.resolve("rank0.json"))).getAsJsonArray().asList();
-        assertEquals(2 * 3, results.size(), "2 paths x 3 routings");
+        assertTrue(r.log(0).contains("MoE over NVLink (nvlink-ce-memops): copy engines"), r.log(0));
+        assertEquals(3 * 3, results.size(), "3 paths x 3 routings");
         for (JsonElement e : results) {
             JsonObject s = e.getAsJsonObject().getAsJsonObject("secondaryMetrics");
             assertTrue(s.getAsJsonObject("checked_rounds").get("score").getAsDouble() >= 1, e.toString());
@@ -62,7 +63,7 @@ class NvlinkMoeIT {
 
     /** Rank 3 flips byte 20000 of the first token segment it dispatches: the receiver names token, expert and byte. */
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"nvlink", "nvlink-ce"})
+    @ValueSource(strings = {"nvlink", "nvlink-ce", "nvlink-ce-memops"})
     void aCorruptedTokenIsNamed(String path) throws Exception {
         Ranks r = Ranks.start(tmp, 4, "shm", Ranks.quick("MoeBenchmark", "-p", "config=SingleDMA", "-p", "path=" + path,
                 "-p", "tokens=16", "-p", "dtype=BF16", "-p", "routing=uniform", "-p", "ctas=8"),

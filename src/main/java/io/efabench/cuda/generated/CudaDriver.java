@@ -308,6 +308,42 @@ public class CudaDriver extends CudaDriver$shared {
     public static int CU_EVENT_WAIT_EXTERNAL() {
         return CU_EVENT_WAIT_EXTERNAL;
     }
+    private static final int CU_STREAM_WAIT_VALUE_GEQ = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * enum CUstreamWaitValue_flags_enum.CU_STREAM_WAIT_VALUE_GEQ = 0
+     * }
+     */
+    public static int CU_STREAM_WAIT_VALUE_GEQ() {
+        return CU_STREAM_WAIT_VALUE_GEQ;
+    }
+    private static final int CU_STREAM_WRITE_VALUE_DEFAULT = (int)0L;
+    /**
+     * {@snippet lang=c :
+     * enum CUstreamWriteValue_flags_enum.CU_STREAM_WRITE_VALUE_DEFAULT = 0
+     * }
+     */
+    public static int CU_STREAM_WRITE_VALUE_DEFAULT() {
+        return CU_STREAM_WRITE_VALUE_DEFAULT;
+    }
+    private static final int CU_STREAM_MEM_OP_WAIT_VALUE_32 = (int)1L;
+    /**
+     * {@snippet lang=c :
+     * enum CUstreamBatchMemOpType_enum.CU_STREAM_MEM_OP_WAIT_VALUE_32 = 1
+     * }
+     */
+    public static int CU_STREAM_MEM_OP_WAIT_VALUE_32() {
+        return CU_STREAM_MEM_OP_WAIT_VALUE_32;
+    }
+    private static final int CU_STREAM_MEM_OP_WRITE_VALUE_32 = (int)2L;
+    /**
+     * {@snippet lang=c :
+     * enum CUstreamBatchMemOpType_enum.CU_STREAM_MEM_OP_WRITE_VALUE_32 = 2
+     * }
+     */
+    public static int CU_STREAM_MEM_OP_WRITE_VALUE_32() {
+        return CU_STREAM_MEM_OP_WRITE_VALUE_32;
+    }
     private static final int CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = (int)1L;
     /**
      * {@snippet lang=c :
@@ -6194,6 +6230,195 @@ public class CudaDriver extends CudaDriver$shared {
                 traceDowncall("cuEventElapsedTime_v2", pMilliseconds, hStart, hEnd);
             }
             return (int)mh$.invokeExact(pMilliseconds, hStart, hEnd);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cuStreamWaitValue32_v2 {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            CudaDriver.C_INT,
+            CudaDriver.C_POINTER,
+            CudaDriver.C_LONG_LONG,
+            CudaDriver.C_INT,
+            CudaDriver.C_INT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamWaitValue32_v2");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+     * }
+     */
+    public static FunctionDescriptor cuStreamWaitValue32_v2$descriptor() {
+        return cuStreamWaitValue32_v2.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+     * }
+     */
+    public static MethodHandle cuStreamWaitValue32_v2$handle() {
+        return cuStreamWaitValue32_v2.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+     * }
+     */
+    public static MemorySegment cuStreamWaitValue32_v2$address() {
+        return cuStreamWaitValue32_v2.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+     * }
+     */
+    public static int cuStreamWaitValue32_v2(MemorySegment stream, long addr, int value, int flags) {
+        var mh$ = cuStreamWaitValue32_v2.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cuStreamWaitValue32_v2", stream, addr, value, flags);
+            }
+            return (int)mh$.invokeExact(stream, addr, value, flags);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cuStreamWriteValue32_v2 {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            CudaDriver.C_INT,
+            CudaDriver.C_POINTER,
+            CudaDriver.C_LONG_LONG,
+            CudaDriver.C_INT,
+            CudaDriver.C_INT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamWriteValue32_v2");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+     * }
+     */
+    public static FunctionDescriptor cuStreamWriteValue32_v2$descriptor() {
+        return cuStreamWriteValue32_v2.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+     * }
+     */
+    public static MethodHandle cuStreamWriteValue32_v2$handle() {
+        return cuStreamWriteValue32_v2.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+     * }
+     */
+    public static MemorySegment cuStreamWriteValue32_v2$address() {
+        return cuStreamWriteValue32_v2.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * CUresult cuStreamWriteValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+     * }
+     */
+    public static int cuStreamWriteValue32_v2(MemorySegment stream, long addr, int value, int flags) {
+        var mh$ = cuStreamWriteValue32_v2.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cuStreamWriteValue32_v2", stream, addr, value, flags);
+            }
+            return (int)mh$.invokeExact(stream, addr, value, flags);
+        } catch (Error | RuntimeException ex) {
+           throw ex;
+        } catch (Throwable ex$) {
+           throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class cuStreamBatchMemOp_v2 {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            CudaDriver.C_INT,
+            CudaDriver.C_POINTER,
+            CudaDriver.C_INT,
+            CudaDriver.C_POINTER,
+            CudaDriver.C_INT
+        );
+
+        public static final MemorySegment ADDR = SYMBOL_LOOKUP.findOrThrow("cuStreamBatchMemOp_v2");
+
+        public static final MethodHandle HANDLE = Linker.nativeLinker().downcallHandle(ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
+     * }
+     */
+    public static FunctionDescriptor cuStreamBatchMemOp_v2$descriptor() {
+        return cuStreamBatchMemOp_v2.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
+     * }
+     */
+    public static MethodHandle cuStreamBatchMemOp_v2$handle() {
+        return cuStreamBatchMemOp_v2.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
+     * }
+     */
+    public static MemorySegment cuStreamBatchMemOp_v2$address() {
+        return cuStreamBatchMemOp_v2.ADDR;
+    }
+
+    /**
+     * {@snippet lang=c :
+     * CUresult cuStreamBatchMemOp_v2(CUstream stream, unsigned int count, CUstreamBatchMemOpParams *paramArray, unsigned int flags)
+     * }
+     */
+    public static int cuStreamBatchMemOp_v2(MemorySegment stream, int count, MemorySegment paramArray, int flags) {
+        var mh$ = cuStreamBatchMemOp_v2.HANDLE;
+        try {
+            if (TRACE_DOWNCALLS) {
+                traceDowncall("cuStreamBatchMemOp_v2", stream, count, paramArray, flags);
+            }
+            return (int)mh$.invokeExact(stream, count, paramArray, flags);
         } catch (Error | RuntimeException ex) {
            throw ex;
         } catch (Throwable ex$) {

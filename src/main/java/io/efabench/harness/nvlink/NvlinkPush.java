@@ -15,6 +15,7 @@ import io.efabench.cuda.Kernel;
 import io.efabench.cuda.KernelArgs;
 import io.efabench.cuda.KernelCompiler;
 import io.efabench.cuda.PinnedHostBuffer;
+import io.efabench.cuda.StreamMemOps;
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.engine.Deadline;
 import io.efabench.harness.memory.IpcMesh;
@@ -44,8 +45,14 @@ public final class NvlinkPush implements AutoCloseable {
     public enum Mover {
         /** SM stores from a resident kernel ({@code path=nvlink}). */
         KERNEL("nvlink"),
-        /** The copy engines: cuMemcpyDtoDAsync into each peer ({@code path=nvlink-ce}). */
-        COPY_ENGINE("nvlink-ce");
+        /** The copy engines: cuMemcpyDtoDAsync into each peer, flags by a one-block kernel ({@code path=nvlink-ce}). */
+        COPY_ENGINE("nvlink-ce"),
+        /**
+         * The copy engines with the flags raised and awaited by stream memory operations, no kernel
+         * ({@code path=nvlink-ce-memops}, NCCL 2.28's copy-engine all-to-all's way): no per-sender
+         * arrival times on the GPU, and the host names a flag that did not come.
+         */
+        COPY_ENGINE_MEMOPS("nvlink-ce-memops");
 
         public final String label;
 
@@ -98,6 +105,18 @@ public final class NvlinkPush implements AutoCloseable {
     private final DeviceMemory[][] copySource;
     private final DeviceMemory[][] copyTarget;
     private final MemorySegment pairsOnHost;
+    /** Memops: the batch, each peer's flag word for this rank and the word after it (END), this rank's flag words. */
+    private final StreamMemOps memops;
+    private final long[] peerFlag;
+    private final long[] peerEnd;
+    private final long[] ownFlag;
+    /** Memops: rank 0's END word here, and where a follower's stream copies it after each launch (status[4]). */
+    private final DeviceMemory endHere;
+    private final DeviceMemory endOnHost;
+    /** Memops: host copies of the flag words (to name a late peer), the words that release every wait, a zero. */
+    private final MemorySegment flagsOnHost;
+    private final MemorySegment releaseWords;
+    private final MemorySegment zeroWord;
     /** What the launches are, for failure lines ("all-to-all over NVLink"), and how a launch is named there ("round 7"). */
     private final String what;
     private final LongFunction<String> launchName;
@@ -185,11 +204,11 @@ public final class NvlinkPush implements AutoCloseable {
             copySource = null;
             copyTarget = null;
         } else {
-            kernel = module.kernel("a2a_signal");
+            kernel = mover == Mover.COPY_ENGINE ? module.kernel("a2a_signal") : null;
             DeviceMemory stampWord = pair.slice(16L * ranks, 8);
             args = new KernelArgs[] {new KernelArgs(11).pointer(0, flagOf).pointer(1, flags).pointer(2, pair)
                     .pointer(3, stampWord).u32(4, me).u32(5, ranks).u64(9, timeoutNanos).pointer(10, statusWords)};
-            stamp = module.kernel("a2a_stamp");
+            stamp = mover == Mover.COPY_ENGINE ? module.kernel("a2a_stamp") : null;
             stampArgs = new KernelArgs(1).pointer(0, stampWord);
             copySource = new DeviceMemory[phases.size()][ranks];
             copyTarget = new DeviceMemory[phases.size()][ranks];
@@ -202,6 +221,38 @@ public final class NvlinkPush implements AutoCloseable {
                     }
                 }
             }
+        }
+        if (mover == Mover.COPY_ENGINE_MEMOPS) {
+            memops = new StreamMemOps(3 * ranks);
+            peerFlag = new long[ranks];
+            peerEnd = new long[ranks];
+            ownFlag = new long[ranks];
+            for (int p = 0; p < ranks; p++) {
+                ownFlag[p] = flags.deviceAddress() + p * LINE;
+                if (p != me) {
+                    peerFlag[p] = mesh.peer(nd, p).deviceAddress() + me * LINE;
+                    peerEnd[p] = peerFlag[p] + 4;
+                }
+            }
+            endHere = flags.slice(4, 4);
+            endOnHost = status.slice(16, 4);
+            Arena host = Arena.ofAuto();
+            flagsOnHost = host.allocate(ranks * LINE, 8);
+            releaseWords = host.allocate(ranks * LINE, 8);
+            for (long w = 0; w < ranks * LINE / 4; w++) {
+                releaseWords.setAtIndex(ValueLayout.JAVA_INT, w, Integer.MAX_VALUE);
+            }
+            zeroWord = host.allocate(4, 4);
+        } else {
+            memops = null;
+            peerFlag = null;
+            peerEnd = null;
+            ownFlag = null;
+            endHere = null;
+            endOnHost = null;
+            flagsOnHost = null;
+            releaseWords = null;
+            zeroWord = null;
         }
     }
 
@@ -220,7 +271,9 @@ public final class NvlinkPush implements AutoCloseable {
             kernel.launch(stream, ctas, BLOCK_THREADS, 0, a);
             return;
         }
-        stamp.launch(stream, 1, 1, 0, stampArgs);
+        if (mover == Mover.COPY_ENGINE) {
+            stamp.launch(stream, 1, 1, 0, stampArgs);
+        }
         DeviceMemory[] from = copySource[phase];
         DeviceMemory[] to = copyTarget[phase];
         for (int k = 1; k < ranks; k++) {
@@ -229,8 +282,27 @@ public final class NvlinkPush implements AutoCloseable {
                 stream.copy(to[p], from[p], to[p].byteSize());
             }
         }
-        KernelArgs a = args[0].u32(6, (int) round).u32(7, timed ? 1 : 0).u32(8, (int) finalEnd);
-        kernel.launch(stream, 1, 32 * Math.max(1, (ranks + 31) / 32), 0, a);
+        if (mover == Mover.COPY_ENGINE) {
+            KernelArgs a = args[0].u32(6, (int) round).u32(7, timed ? 1 : 0).u32(8, (int) finalEnd);
+            kernel.launch(stream, 1, 32 * Math.max(1, (ranks + 31) / 32), 0, a);
+            return;
+        }
+        // every write fenced after what the stream did before it: the copies, then END, then the flag
+        memops.clear();
+        for (int k = 1; k < ranks; k++) {
+            int p = (me + k) % ranks;
+            if (finalEnd != 0) {
+                memops.write32(peerEnd[p], (int) finalEnd);
+            }
+            memops.write32(peerFlag[p], (int) round);
+        }
+        for (int k = 1; k < ranks; k++) {
+            memops.waitAtLeast32(ownFlag[(me + k) % ranks], (int) round);
+        }
+        memops.enqueue(stream);
+        if (me != 0) {
+            stream.copy(endOnHost, endHere, 4); // rank 0's END, 0 until it says it (cleared each iteration)
+        }
     }
 
     /**
@@ -245,13 +317,38 @@ public final class NvlinkPush implements AutoCloseable {
             return;
         }
         deadline.start();
+        long started = System.nanoTime();
         do {
             if ((int) INT.getVolatile(status.segment(), 0L) != 0) {
+                break;
+            }
+            if (memops != null && System.nanoTime() - started > timeoutNanos) {
+                nameLateFlag(lastRound); // a memop wait has no clock: the host says who is late
                 break;
             }
             deadline.check(what, -1, lastRound);
         } while (!stream.isIdle());
         checkStatus();
+    }
+
+    /** Memops: the peer whose flag is furthest behind {@code lastRound} and the launch it holds, into the status words. */
+    private void nameLateFlag(long lastRound) {
+        flags.copyTo(flagsOnHost); // the legacy stream: not held by this rank's non-blocking stream
+        int late = -1;
+        int lowest = 0;
+        for (int s = 0; s < ranks; s++) {
+            int f = flagsOnHost.get(ValueLayout.JAVA_INT, s * LINE);
+            if (s != me && (int) (f - (int) lastRound) < 0 && (late < 0 || (int) (f - lowest) < 0)) {
+                late = s;
+                lowest = f;
+            }
+        }
+        if (late < 0) {
+            return; // every flag came as the budget ran out: the stream ends at once
+        }
+        INT.setVolatile(status.segment(), 4L, late);
+        INT.setVolatile(status.segment(), 8L, lowest + 1);
+        INT.setVolatile(status.segment(), 0L, 1);
     }
 
     /** END as rank 0's flags brought it to this rank, or -1 ({@link #forgetEnd} at each iteration's start). */
@@ -263,6 +360,9 @@ public final class NvlinkPush implements AutoCloseable {
     /** A new iteration: the last one's END is forgotten (its rounds all ended, so no late flag brings it back). */
     public void forgetEnd() {
         INT.setVolatile(status.segment(), 16L, 0);
+        if (memops != null) {
+            endHere.copyFrom(zeroWord); // the stream copies this word every launch: the last iteration's END goes
+        }
     }
 
     /**
@@ -273,6 +373,9 @@ public final class NvlinkPush implements AutoCloseable {
         INT.setVolatile(status.segment(), 12L, 1);
         try {
             gpu.context.makeCurrent();
+            if (memops != null && !stream.isIdle()) {
+                flags.copyFrom(releaseWords); // memop waits end only when their word comes: every flag raised here
+            }
             stream.await(5_000_000_000L, "rank " + me + ": " + what + " stopping");
         } catch (RuntimeException ignored) {
             // on the way out: the failure that brought us here is the one reported
@@ -304,10 +407,14 @@ public final class NvlinkPush implements AutoCloseable {
 
     /** How the rounds move, for provenance and the log. */
     public String describe() {
-        return mover == Mover.KERNEL
-                ? "SM stores (alltoall.cu a2a_push, " + ctas + " CTAs x " + BLOCK_THREADS + " threads, warps round-robin"
-                        + " over " + (ranks - 1) + " destinations)"
-                : "copy engines (cuMemcpyDtoDAsync per destination in (me + k) mod N order on one stream, then a2a_signal)";
+        return switch (mover) {
+            case KERNEL -> "SM stores (alltoall.cu a2a_push, " + ctas + " CTAs x " + BLOCK_THREADS + " threads, warps"
+                    + " round-robin over " + (ranks - 1) + " destinations)";
+            case COPY_ENGINE -> "copy engines (cuMemcpyDtoDAsync per destination in (me + k) mod N order on one stream,"
+                    + " then a2a_signal)";
+            case COPY_ENGINE_MEMOPS -> "copy engines (cuMemcpyDtoDAsync per destination in (me + k) mod N order on one"
+                    + " stream, then cuStreamBatchMemOp: flags written to the peers and awaited, no kernel)";
+        };
     }
 
     /**
@@ -317,11 +424,13 @@ public final class NvlinkPush implements AutoCloseable {
     @Override
     public void close() {
         gpu.context.makeCurrent();
-        AutoCloseable[] steps = {module, status, tables, addresses, pair, done, flags};
+        AutoCloseable[] steps = {memops, module, status, tables, addresses, pair, done, flags};
         RuntimeException first = null;
         for (AutoCloseable step : steps) {
             try {
-                step.close();
+                if (step != null) {
+                    step.close();
+                }
             } catch (Exception e) {
                 first = first == null ? new RuntimeException(e) : first;
             }
