@@ -5,8 +5,9 @@
 # MoeBenchmark's split sizes; torch_moe.py runs them round by round), one layer at a time, both
 # sides' figure the per-rank egress to other ranks over the round (nccl_busbw_gbs, GB/s, mean
 # over ranks). Ours runs over the CUDA-capable libfabric's shm (CUDA IPC copies, path=nic) and over
-# NVLink itself (path=nvlink: a kernel's stores; nvlink-ce: copy engines), NCCL over NVLink.
-# PATHS picks ours (default nic,nvlink,nvlink-ce; the NVLink paths need config SingleDMA).
+# NVLink itself (path=nvlink: a kernel's stores; nvlink-ce / nvlink-ce-memops: copy engines, flags
+# by a kernel / by stream memory operations), NCCL over NVLink.
+# PATHS picks ours (default nic,nvlink,nvlink-ce,nvlink-ce-memops; the NVLink paths need SingleDMA).
 # NCCL refuses two ranks on one GPU: this needs a machine with `ranks` GPUs (issue 54: not yet run;
 # BACKEND=gloo checks the script's mechanics on CPU tensors anywhere).
 # Needs python3 with PyTorch, JAVA_HOME (JDK or jlink runtime 25), EFABENCH_JAR (or target/), and
@@ -45,7 +46,7 @@ for routing in ${routings//,/ }; do
 done
 [ "${BACKEND:-nccl}" = nccl ] || exit 0
 EFABENCH_RESULTS="$out" "$root/run-jmh.sh" --ranks "$ranks" --provider shm MoeBenchmark -p config="$config" \
-    -p path="${PATHS:-nic,nvlink,nvlink-ce}" -p tokens="$tokens" -p routing="$routings" -p dtype="${DTYPE:-BF16}" \
+    -p path="${PATHS:-nic,nvlink,nvlink-ce,nvlink-ce-memops}" -p tokens="$tokens" -p routing="$routings" -p dtype="${DTYPE:-BF16}" \
     "${times[@]}" > "$out/jmh.log" 2>&1 \
     || { echo "MoeBenchmark failed:"; tail -30 "$out/jmh.log"; exit 1; }
 python3 - "$out"/*/jmh.json <<'PY'

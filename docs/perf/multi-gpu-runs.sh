@@ -51,7 +51,7 @@ nccl_tests=(); [[ -f .devcarry/nccl-tests-src.tgz ]] && nccl_tests=(NCCL_TESTS_S
 wants nvlink && step "nvlink-alltoall-vs-nccl-${gpus}gpu" 330 env OUT_DIR="$OUT/nvlink" CTAS=16,32,64 ROUNDS=3 \
     JMH_TIMES="$J" "${nccl_tests[@]}" docs/perf/nvlink-alltoall-vs-nccl.sh "$gpus" 64K,1M,16M,64M,256M
 wants nvlink2 && step nvlink-256M-vs-copy-engine-2gpu 120 env CUDA_VISIBLE_DEVICES=0,1 ./run-jmh.sh --ranks 2 --provider shm \
-    AllToAllBenchmark -p config=SingleDMA -p path=nvlink,nvlink-ce -p ctas=32,64 -p size=256M -p window=1 $J
+    AllToAllBenchmark -p config=SingleDMA -p path=nvlink,nvlink-ce,nvlink-ce-memops -p ctas=32,64 -p size=256M -p window=1 $J
 wants nvlink2 && step ipc-copy-engine-256M-2gpu 60 env CUDA_VISIBLE_DEVICES=0,1 ./run-jmh.sh --ranks 2 IpcBenchmark.copyEngine \
     -p size=256M $J
 wants moe && step "moe-vs-nccl-${gpus}gpu" 260 env OUT_DIR="$OUT/moe" JMH_TIMES="$J" docs/perf/moe-vs-nccl.sh "$gpus" 4096 \

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # AllToAllBenchmark's NVLink paths (path=nvlink: SM stores into the peers' IPC-mapped blocks;
-# nvlink-ce: one copy-engine copy per peer) next to NCCL's all_to_all_single (PyTorch, NCCL backend,
+# nvlink-ce: one copy-engine copy per peer, flags by a kernel; nvlink-ce-memops: the same copies,
+# flags by stream memory operations) next to NCCL's all_to_all_single (PyTorch, NCCL backend,
 # CUDA tensors) on one node, one GPU per rank, rounds alternating (torch, then ours, ROUNDS times) so
 # a drift of the machine hits both. Same rank count and per-peer sizes, one all-to-all at a time
 # (window=1), nccl-tests' formulas on both sides (busbw = size x N / time x (N-1)/N, GB/s). NCCL's
 # call also copies each rank's own block (a local copy ours leaves out). Prints every round's
-# busbw per size and side, then the medians and ours/NCCL for the better of our two paths (named).
+# busbw per size and side, then the medians and ours/NCCL for the best of our paths (named).
 # NVLink multicast is off (NCCL_NVLS_ENABLE=0). Needs python3 with PyTorch, JAVA_HOME (JDK or jlink
 # runtime 25), EFABENCH_JAR (or target/), LD_LIBRARY_PATH with a libfabric whose shm offers FI_HMEM
 # (the trial opens it; none of these rounds use it).
@@ -62,7 +63,7 @@ for ((round = 1; round <= ${ROUNDS:-3}; round++)); do
     fi
     mkdir -p "$out/ours-$round"
     EFABENCH_RESULTS="$out/ours-$round" "$root/run-jmh.sh" --ranks "$ranks" --provider shm AllToAllBenchmark \
-        -p config=SingleDMA -p path=nvlink,nvlink-ce -p size="$sizes" -p window=1 -p ctas="${CTAS:-32}" "${times[@]}" \
+        -p config=SingleDMA -p path=nvlink,nvlink-ce,nvlink-ce-memops -p size="$sizes" -p window=1 -p ctas="${CTAS:-32}" "${times[@]}" \
         > "$out/ours-$round.log" 2>&1 || { echo "AllToAllBenchmark failed:"; tail -30 "$out/ours-$round.log"; exit 1; }
 done
 python3 - "$out" <<'PY'
@@ -88,7 +89,7 @@ for js in sorted({os.path.realpath(j) for j in glob.glob(out + "/ours-*/*/jmh.js
         if s.get("checked_rounds", {}).get("score", 0) < 1:
             sys.exit("ours did not verify: " + json.dumps(e["params"]))
         p = e["params"]
-        side = p["path"] if p["path"] == "nvlink-ce" else "nvlink ctas=" + p["ctas"]  # CTAS may list several
+        side = p["path"] if p["path"] != "nvlink" else "nvlink ctas=" + p["ctas"]  # CTAS may list several
         rows.setdefault((side, p["size"]), []).append(float(s["nccl_busbw_gbs"]["score"]))
 sizes = sorted({k[1] for k in rows}, key=lambda z: int(z[:-1]) * {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[z[-1]])
 ours = sorted({k[0] for k in rows if k[0] != "nccl"})

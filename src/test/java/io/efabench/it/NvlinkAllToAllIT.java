@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.List;
 
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -73,13 +74,19 @@ class NvlinkAllToAllIT {
                 + "block of rank 2.*"), logs);
     }
 
+    /** A rank killed mid-run: the other ranks' kernels stop waiting for it and every rank exits naming it. */
+    @Test
+    void aKilledPeerIsNamed() throws Exception {
+        killOneOfThree(tmp, "nvlink");
+    }
+
     /**
-     * A rank killed mid-run: the other ranks stop waiting for it (the kernels' waits, or the memop
-     * waits the host releases) and every rank exits naming it.
+     * Three ranks on {@code path}, 1M a round; once rank 0 has timed an iteration rank 1 is killed:
+     * every other rank exits non-zero naming it within 60 s. One a JVM class: under MPS the clients
+     * started right after a rank died mid-kernel cannot open a context (journal moe.md), so a second
+     * kill in the same run fails for MPS's sake, not the path's (NvlinkMemopsKillIT holds the memops one).
      */
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"nvlink", "nvlink-ce-memops"})
-    void aKilledPeerIsNamed(String path) throws Exception {
+    static void killOneOfThree(Path tmp, String path) throws Exception {
         Ranks r = Ranks.start(tmp, 3, "shm", List.of("AllToAllBenchmark", "-p", "config=SingleDMA", "-p", "path=" + path,
                 "-p", "size=1M", "-f", "1", "-wi", "0", "-i", "200", "-r", "1s", "-foe", "true"), null);
         try {
