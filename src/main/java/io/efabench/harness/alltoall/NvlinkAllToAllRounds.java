@@ -9,7 +9,6 @@ import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.Layout;
 import io.efabench.harness.engine.Deadline;
 import io.efabench.harness.engine.Footprint;
-import io.efabench.harness.MemoryKind;
 import io.efabench.harness.memory.TrialGpu;
 import io.efabench.harness.nvlink.NvlinkPush;
 import io.efabench.harness.nvlink.NvlinkSides;
@@ -53,23 +52,9 @@ public final class NvlinkAllToAllRounds extends AllToAllShape {
         super(size, t.size(), windowParam, slotsParam);
         this.t = t;
         String path = "path=" + mover.label;
-        if (t.memory() != MemoryKind.DEVICE || layout != Layout.SINGLE) {
-            throw new BenchmarkSetupException(path + " moves device memory between GPUs with no NIC in between: config"
-                    + " SingleDMA (the layouts over NICs and host memory have no meaning there)");
-        }
+        NvlinkSides.requireOneNodeOfGpus(t, mover, layout, ctas, "path=nic or auto");
         if (size % 16 != 0) {
             throw new BenchmarkSetupException(path + ": size " + size + " B is not a multiple of 16 (the kernels store 16 B)");
-        }
-        if (ctas < 1 || ctas > 1024) {
-            throw new BenchmarkSetupException("ctas=" + ctas + ": must be from 1 to 1024");
-        }
-        List<String> hosts = t.hosts();
-        for (int r = 1; r < ranks; r++) {
-            if (!hosts.get(r).equals(hosts.get(0))) {
-                throw new BenchmarkSetupException(path + " runs within one node: rank " + r + " is on " + hosts.get(r)
-                        + ", rank 0 on " + hosts.get(0) + " (a cross-node part over the fabric is not built yet:"
-                        + " path=nic or auto)");
-            }
         }
         TrialGpu gpu = t.gpu();
         long started = System.nanoTime();

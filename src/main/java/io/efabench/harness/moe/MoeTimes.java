@@ -158,14 +158,12 @@ final class MoeTimes {
         for (double s : roundS) {
             span += s / ranks;
         }
-        if (busiestBytes == 0) {
-            // no pair crosses a NIC (one host, or the NVLink path): no NIC figure rather than a 0 that reads as a dead link
-            out.add(new IterationFigure("moe_rounds", rs, "rounds"));
-            return out;
-        }
-        out.add(new IterationFigure("busiest_nic_gbps", Metrics.gbps(busiestBytes, span), "Gbps"));
-        if (nicGbps > 0) {
-            out.add(new IterationFigure("moe_link_bound_us", Metrics.latUs(busiestBytes * 8 / (nicGbps * 1e9) / rs), "us"));
+        // no pair crosses a NIC (one host, the NVLink paths): no NIC figure rather than a 0 that reads as a dead link
+        if (busiestBytes > 0) {
+            out.add(new IterationFigure("busiest_nic_gbps", Metrics.gbps(busiestBytes, span), "Gbps"));
+            if (nicGbps > 0) {
+                out.add(new IterationFigure("moe_link_bound_us", Metrics.latUs(busiestBytes * 8 / (nicGbps * 1e9) / rs), "us"));
+            }
         }
         out.add(new IterationFigure("moe_rounds", rs, "rounds"));
         return out;

@@ -8,7 +8,6 @@ import java.util.Map;
 
 import io.efabench.harness.BenchmarkSetupException;
 import io.efabench.harness.Layout;
-import io.efabench.harness.MemoryKind;
 import io.efabench.harness.engine.Deadline;
 import io.efabench.harness.nvlink.NvlinkPush;
 import io.efabench.harness.nvlink.NvlinkSides;
@@ -46,23 +45,10 @@ public final class NvlinkMoeRounds implements Rounds {
         long t0 = System.nanoTime();
         this.t = t;
         String path = "path=" + mover.label;
-        if (t.memory() != MemoryKind.DEVICE || layout != Layout.SINGLE) {
-            throw new BenchmarkSetupException(path + " moves device memory between GPUs with no NIC in between: config SingleDMA"
-                    + " (the layouts over NICs and host memory have no meaning there)");
-        }
-        List<String> hosts = t.hosts();
-        for (int r = 1; r < t.size(); r++) {
-            if (!hosts.get(r).equals(hosts.get(0))) {
-                throw new BenchmarkSetupException(path + " runs within one node: rank " + r + " is on " + hosts.get(r)
-                        + ", rank 0 on " + hosts.get(0) + " (a cross-node part over the fabric is not built yet: path=nic)");
-            }
-        }
+        NvlinkSides.requireOneNodeOfGpus(t, mover, layout, ctas, "path=nic");
         if (shape.dispatchTokenBytes() % 16 != 0 || shape.combineTokenBytes() % 16 != 0) {
             throw new BenchmarkSetupException(path + ": tokens of " + shape.dispatchTokenBytes() + " B (dispatch) and "
                     + shape.combineTokenBytes() + " B (combine) must be multiples of 16 (the kernels store 16 B): another hidden");
-        }
-        if (ctas < 1 || ctas > 1024) {
-            throw new BenchmarkSetupException("ctas=" + ctas + ": must be from 1 to 1024");
         }
         plan = new MoePlan(shape, routing, seed, t.size(), t.rank());
         plan.takeMatrices();

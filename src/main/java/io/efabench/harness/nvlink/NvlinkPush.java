@@ -151,7 +151,8 @@ public final class NvlinkPush implements AutoCloseable {
         }
         int nd = destinations.size();
         gpu.context.makeCurrent();
-        module = KernelCompiler.load(gpu.context, "alltoall.cu");
+        // memops run no kernel: nothing to compile
+        module = mover == Mover.COPY_ENGINE_MEMOPS ? null : KernelCompiler.load(gpu.context, "alltoall.cu");
         flags = DeviceBuffer.allocate(gpu.context, ranks * LINE);
         flags.fill((byte) 0);
         done = DeviceBuffer.allocate(gpu.context, ranks * LINE);
@@ -204,12 +205,19 @@ public final class NvlinkPush implements AutoCloseable {
             copySource = null;
             copyTarget = null;
         } else {
-            kernel = mover == Mover.COPY_ENGINE ? module.kernel("a2a_signal") : null;
-            DeviceMemory stampWord = pair.slice(16L * ranks, 8);
-            args = new KernelArgs[] {new KernelArgs(11).pointer(0, flagOf).pointer(1, flags).pointer(2, pair)
-                    .pointer(3, stampWord).u32(4, me).u32(5, ranks).u64(9, timeoutNanos).pointer(10, statusWords)};
-            stamp = mover == Mover.COPY_ENGINE ? module.kernel("a2a_stamp") : null;
-            stampArgs = new KernelArgs(1).pointer(0, stampWord);
+            if (mover == Mover.COPY_ENGINE) {
+                kernel = module.kernel("a2a_signal");
+                DeviceMemory stampWord = pair.slice(16L * ranks, 8);
+                args = new KernelArgs[] {new KernelArgs(11).pointer(0, flagOf).pointer(1, flags).pointer(2, pair)
+                        .pointer(3, stampWord).u32(4, me).u32(5, ranks).u64(9, timeoutNanos).pointer(10, statusWords)};
+                stamp = module.kernel("a2a_stamp");
+                stampArgs = new KernelArgs(1).pointer(0, stampWord);
+            } else {
+                kernel = null;
+                args = null;
+                stamp = null;
+                stampArgs = null;
+            }
             copySource = new DeviceMemory[phases.size()][ranks];
             copyTarget = new DeviceMemory[phases.size()][ranks];
             for (int f = 0; f < phases.size(); f++) {

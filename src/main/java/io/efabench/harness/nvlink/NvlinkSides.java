@@ -1,5 +1,10 @@
 package io.efabench.harness.nvlink;
 
+import java.util.List;
+
+import io.efabench.harness.BenchmarkSetupException;
+import io.efabench.harness.Layout;
+import io.efabench.harness.MemoryKind;
 import io.efabench.harness.trial.FabricTrial;
 import io.efabench.harness.trial.Side;
 
@@ -49,6 +54,31 @@ public final class NvlinkSides {
         this.window = window;
         this.launches = launchesPerRound;
         this.w = workload;
+    }
+
+    /**
+     * Refuses, in one line, a trial an NVLink path cannot run: memory other than device or a layout
+     * over NICs, {@code ctas} out of 1..1024, ranks on several nodes ({@code fabricPaths}: what to
+     * run there instead).
+     */
+    public static void requireOneNodeOfGpus(FabricTrial t, NvlinkPush.Mover mover, Layout layout, int ctas,
+            String fabricPaths) {
+        String path = "path=" + mover.label;
+        if (t.memory() != MemoryKind.DEVICE || layout != Layout.SINGLE) {
+            throw new BenchmarkSetupException(path + " moves device memory between GPUs with no NIC in between: config"
+                    + " SingleDMA (the layouts over NICs and host memory have no meaning there)");
+        }
+        if (ctas < 1 || ctas > 1024) {
+            throw new BenchmarkSetupException("ctas=" + ctas + ": must be from 1 to 1024");
+        }
+        List<String> hosts = t.hosts();
+        for (int r = 1; r < hosts.size(); r++) {
+            if (!hosts.get(r).equals(hosts.get(0))) {
+                throw new BenchmarkSetupException(path + " runs within one node: rank " + r + " is on " + hosts.get(r)
+                        + ", rank 0 on " + hosts.get(0) + " (a cross-node part over the fabric is not built yet: "
+                        + fabricPaths + ")");
+            }
+        }
     }
 
     /** This rank's side: the leader's on rank 0, a follower's elsewhere. */
