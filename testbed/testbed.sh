@@ -9,7 +9,7 @@
 #        ./run-jmh.sh testbed links [--seconds S] [--from N] [--to M] [--together]   (each rail's TCP goodput, node N to M)
 #        ./run-jmh.sh testbed rate RATE                (every NIC reshaped to RATE)
 #        ./run-jmh.sh testbed shape NODE RAIL RATE     (one NIC reshaped to RATE, both ways)
-#        ./run-jmh.sh testbed tcp datacenter|default   (the nodes' TCP on the rails: see cmd_tcp)
+#        ./run-jmh.sh testbed tcp datacenter|lossless|default   (the nodes' TCP on the rails: see cmd_tcp)
 #
 #   --nodes N    emulated nodes (default 2, at most 32)
 #   --rails M    NICs per node, one rail each (default 2, at most 8)
@@ -179,30 +179,52 @@ cmd_shape() {
     say "shape: $ns rail$2 at $3 each way (the other NICs unchanged)"
 }
 
-# tcp datacenter|default: the nodes' TCP on the rails. datacenter: a 10 ms minimum retransmission
-# timeout on each rail's route and no slow start after idle, as datacenter hosts commonly run;
-# default: Linux's (200 ms, slow start after 1 RTO idle). Traffic that stops and starts in phases
-# across many peers at once (MoE's dispatch, then combine) overflows a switch port's 20 ms queue
-# (incast); a tail drop then costs a 200 ms timeout by default, a third of a phase at 50 Mbit.
+# tcp datacenter|lossless|default: the nodes' TCP on the rails, and the queues it meets.
+# datacenter: a 10 ms minimum retransmission timeout on each rail's route and no slow start after
+# idle, as datacenter hosts commonly run; default: Linux's (200 ms, slow start after 1 RTO idle).
+# Traffic that stops and starts in phases across many peers at once (MoE's dispatch, then combine)
+# overflows a switch port's 20 ms queue (incast); a tail drop then costs a 200 ms timeout by
+# default, a third of a phase at 50 Mbit. Even with datacenter's timeout, plain TCP sockets moving
+# MoE's two-rail phases carry only 0.65-0.71 of the links here (journal moe.md, "A fabric that
+# queues"): the tail drops and this kernel's default congestion control (BBR, which caps a flow at
+# twice the sub-millisecond veth round trip's bandwidth-delay product) leave the links part-idle.
+# lossless: the fabric a NIC like EFA presents, which retries below the transport and does not
+# drop on incast: every rail's queue (NIC egress and switch port) holds 200 ms, so a phase's
+# incast queues instead of dropping, and the rails' routes use CUBIC, which fills a queue instead
+# of capping at the base round trip's window; no slow start after idle, Linux's 200 ms minimum
+# timeout (queueing delay reaches ~100 ms, and a 10 ms timeout fired spuriously). Plain sockets
+# carry 0.89-0.95 of the links there. Other tests keep the 20 ms queues: a lossy NIC's 200 ms
+# tail is what SweepIT names it by.
 cmd_tcp() {
     need_root
-    (($# == 1)) && [[ $1 == datacenter || $1 == default ]] || die 2 "usage: testbed tcp datacenter|default"
+    (($# == 1)) && [[ $1 == datacenter || $1 == lossless || $1 == default ]] ||
+        die 2 "usage: testbed tcp datacenter|lossless|default"
     [[ -f $STATE/config ]] || die 2 "the testbed is not up"
     # shellcheck disable=SC1091
     . "$STATE/config"
-    local i k rto=() idle=1
-    [[ $1 == datacenter ]] && rto=(rto_min 10ms) && idle=0
+    local i k rto=() cc=() idle=1
+    [[ $1 == datacenter ]] && rto=(rto_min 10ms)
+    [[ $1 == lossless ]] && cc=(congctl cubic)
+    [[ $1 == default ]] || idle=0
+    printf '%s\n' "$1" >"$STATE/tcp"
     for ((i = 1; i <= NODES; i++)); do
         for ((k = 0; k < RAILS; k++)); do
-            ip -n "$PREFIX-n$i" route change "198.18.$k.0/24" dev "rail$k" proto kernel scope link src "198.18.$k.$i" "${rto[@]}" \
+            ip -n "$PREFIX-n$i" route change "198.18.$k.0/24" dev "rail$k" proto kernel scope link src "198.18.$k.$i" "${rto[@]}" "${cc[@]}" \
                 || die 1 "could not set rail$k's route on $PREFIX-n$i"
+            RATE=$RATE shape_nic "$i" "$k" replace || die 1 "could not reshape rail$k of $PREFIX-n$i"
         done
         ip netns exec "$PREFIX-n$i" sysctl -qw "net.ipv4.tcp_slow_start_after_idle=$idle" || die 1 "sysctl on $PREFIX-n$i"
     done
-    say "tcp: $1 on every node's rails"
+    say "tcp: $1 on every node's rails (queues of $(queue))"
 }
 
-# shape NS DEV add|replace: tbf at RATE on DEV's egress; the queue holds 20 ms of it. The bucket
+# The rails' queue length: 200 ms under `tcp lossless`, else 20 ms.
+queue() {
+    [[ $(cat "$STATE/tcp" 2>/dev/null) == lossless ]] && echo 200ms || echo 20ms
+}
+
+# shape NS DEV add|replace: tbf at RATE on DEV's egress; the queue holds 20 ms of it (200 ms under
+# `tcp lossless`). The bucket
 # holds 100 us at RATE, at least 8 KiB: what a message after an idle spell passes at veth's own
 # speed, so small enough that no figure of a 64K message or more reads much above the rate (a 64
 # KiB bucket let SendRecv 64K read 176% of it); tbf cuts veth's 64 KiB GSO packets to fit.
@@ -211,7 +233,7 @@ shape() {
     bps=$(rate_bps "$RATE")
     burst=$((bps / 8 / 10000))
     ((burst < 8192)) && burst=8192
-    ip netns exec "$1" tc qdisc "$3" dev "$2" root tbf rate "$RATE" burst "$burst" latency 20ms
+    ip netns exec "$1" tc qdisc "$3" dev "$2" root tbf rate "$RATE" burst "$burst" latency "$(queue)"
 }
 
 # shape_nic NODE RAIL add|replace: node NODE's NIC on rail RAIL, both ways: what it sends (its

@@ -14,8 +14,14 @@ import io.efabench.harness.trial.RoundsSite;
  * One rank's MoE rounds as the shared {@link RoundPipeline} drives them and the shared
  * {@link WriteEngine} completes them: a round posts this rank's dispatch; once every other rank's
  * dispatch of it arrived (the experts have their tokens) it posts the combine, the expert outputs
- * back to their owners; it is complete once every rank's combine arrived here and this rank's
- * writes of both phases completed locally. Dispatch writes carry {@link Immediate#DATA} (rank 0's
+ * back to their owners; it is complete once every rank's combine arrived here (the layer's tokens
+ * are back) and this rank's writes of the round before completed locally. A write completes at
+ * its sender when the target's ack returns, after its bytes landed: waiting for round r's own acks
+ * before posting r + 1 held every round for a trip back through the queues (on the testbed 0.71-0.78
+ * of the links instead of 0.86, journal moe.md), and no buffer needs it: a peer writes round r + 1
+ * into the region this rank's round-r writes to it read from only after they arrived there. So the
+ * acks of one round may lag into the next, never further, and {@link #drainLocal} takes the last
+ * round's before an iteration ends. Dispatch writes carry {@link Immediate#DATA} (rank 0's
  * untimed rounds after its iteration: {@link Immediate#FINAL}), combine writes
  * {@link Immediate#RETURN}. Allocation-free while timed.
  */
@@ -70,13 +76,13 @@ final class MoePort implements RoundPipeline.Port, WriteEngine.Sink {
                 }
             }
             for (int k = 0; k < nch; k++) {
-                contexts[k] = Math.max(contexts[k], d[k] + c[k]);
+                contexts[k] = Math.max(contexts[k], 2 * (d[k] + c[k])); // two rounds' writes uncompleted at once
                 unserved[k] = Math.max(unserved[k], in);
             }
         }
         engine = new WriteEngine(t, contexts, false, unserved, 1, this);
         pipeline = new RoundPipeline(this, 1, 1, t.deadline());
-        local = new LocalCompletions(ranks, 1);
+        local = new LocalCompletions(ranks, 2);
         dispatch = new PhaseArrivals("dispatch", me, dispatchIn);
         combine = new PhaseArrivals("combine", me, combineIn);
     }
@@ -112,7 +118,13 @@ final class MoePort implements RoundPipeline.Port, WriteEngine.Sink {
             dispatchDoneAt = System.nanoTime();
             postCombine(r);
         }
-        return combine.served() >= r && local.complete(r);
+        return combine.served() >= r && local.complete(r - 1);
+    }
+
+    /** Untimed: waits until every write this rank posted completed locally (the last round's acks). */
+    void drainLocal() {
+        t.deadline().await(() -> local.inFlight() == 0, engine::progress,
+                "waiting for the local completion of this rank's MoE writes", (me + 1) % t.size(), pipeline.posted());
     }
 
     @Override
@@ -123,7 +135,7 @@ final class MoePort implements RoundPipeline.Port, WriteEngine.Sink {
     @Override
     public String awaited() {
         return combinePosted < pipeline.posted() ? "waiting for every rank's MoE dispatch of a round"
-                : "waiting for every rank's MoE combine of a round and the local completion of this rank's writes";
+                : "waiting for every rank's MoE combine of a round and the local completion of this rank's writes of the round before";
     }
 
     @Override

@@ -14,7 +14,8 @@ import io.efabench.harness.trial.Side;
  * MoE dispatch and combine, one layer a round: every rank dispatches its tokens to the ranks
  * holding their experts (an all-to-all-v whose sizes the round's routing sets, {@link MoePlan}),
  * and once its experts have every token it returns them to their owners (combine); the round ends
- * at a rank when its tokens are all back and its writes completed. One round at a time (window 1:
+ * at a rank when its tokens are all back and its writes of the round before completed (the acks
+ * of a round may lag into the next: {@link MoePort}). One round at a time (window 1:
  * a layer's combine ends before the next layer dispatches), one slot: a rank posts round r + 1
  * only once every rank's round-r writes to it arrived and its own completed, so no write of
  * r + 1 meets a buffer round r still reads. The protocol of {@code AllToAllRounds} otherwise:
@@ -114,6 +115,7 @@ public final class MoeRounds implements Rounds {
 
     private void finish(long end) {
         port.pipeline.drain();
+        port.drainLocal();
         if (port.pipeline.posted() != end || port.combine.served() != end) {
             throw new BenchmarkSetupException("rank " + t.rank() + ": MoE round " + port.pipeline.posted() + " (combine served "
                     + port.combine.served() + ") past END " + end);
@@ -124,6 +126,7 @@ public final class MoeRounds implements Rounds {
         t.barrier("MoE buffers filled and cleared for the checked round");
         port.pipeline.post();
         port.pipeline.drain();
+        port.drainLocal();
         t.verdicts("MoE checked round " + checked + " (routing " + MoePlan.routingOf(checked) + ")", blocks.verify(checked));
     }
 
