@@ -189,12 +189,14 @@ cmd_shape() {
 # queues"): the tail drops and this kernel's default congestion control (BBR, which caps a flow at
 # twice the sub-millisecond veth round trip's bandwidth-delay product) leave the links part-idle.
 # lossless: the fabric a NIC like EFA presents, which retries below the transport and does not
-# drop on incast: every rail's queue (NIC egress and switch port) holds 200 ms, so a phase's
-# incast queues instead of dropping, and the rails' routes use CUBIC, which fills a queue instead
-# of capping at the base round trip's window; no slow start after idle, Linux's 200 ms minimum
-# timeout (queueing delay reaches ~100 ms, and a 10 ms timeout fired spuriously). Plain sockets
-# carry 0.89-0.95 of the links there. Other tests keep the 20 ms queues: a lossy NIC's 200 ms
-# tail is what SweepIT names it by.
+# drop on incast: every rail's port (NIC egress and switch port) queues 200 ms of data, so a
+# phase's incast queues instead of dropping, and sends pure ACKs (frames under 128 bytes, marked
+# by nftables) ahead of it, as a fabric's acks do not wait behind its data (behind a full 200 ms
+# fifo they held the flows coming the other way at half their rate for seconds); the rails'
+# routes use CUBIC, which fills a queue instead of capping at the base round trip's window; no
+# slow start after idle, Linux's 200 ms minimum timeout (queueing delay reaches ~100 ms, and a
+# 10 ms timeout fired spuriously). Other tests keep the 20 ms tail-drop queues: a lossy NIC's
+# 200 ms tail is what SweepIT names it by.
 cmd_tcp() {
     need_root
     (($# == 1)) && [[ $1 == datacenter || $1 == lossless || $1 == default ]] ||
@@ -207,6 +209,7 @@ cmd_tcp() {
     [[ $1 == lossless ]] && cc=(congctl cubic)
     [[ $1 == default ]] || idle=0
     printf '%s\n' "$1" >"$STATE/tcp"
+    ack_marks "$1" || die 1 "could not mark the rails' ACKs (nftables)"
     for ((i = 1; i <= NODES; i++)); do
         for ((k = 0; k < RAILS; k++)); do
             ip -n "$PREFIX-n$i" route change "198.18.$k.0/24" dev "rail$k" proto kernel scope link src "198.18.$k.$i" "${rto[@]}" "${cc[@]}" \
@@ -215,16 +218,40 @@ cmd_tcp() {
         done
         ip netns exec "$PREFIX-n$i" sysctl -qw "net.ipv4.tcp_slow_start_after_idle=$idle" || die 1 "sysctl on $PREFIX-n$i"
     done
-    say "tcp: $1 on every node's rails (queues of $(queue))"
+    say "tcp: $1 on every node's rails"
 }
 
-# The rails' queue length: 200 ms under `tcp lossless`, else 20 ms.
-queue() {
-    [[ $(cat "$STATE/tcp" 2>/dev/null) == lossless ]] && echo 200ms || echo 20ms
+# ack_marks MODE: under lossless, nftables marks the rails' pure ACKs for the ports' first class
+# (skb priority 1:10), in every node (leaving a rail) and in the switch (bridged); else no marks.
+ack_marks() {
+    local i ns
+    for ns in "$SW" $(for ((i = 1; i <= NODES; i++)); do echo "$PREFIX-n$i"; done); do
+        ip netns exec "$ns" nft delete table ip efb_ack 2>/dev/null || true
+        ip netns exec "$ns" nft delete table bridge efb_ack 2>/dev/null || true
+    done
+    [[ $1 == lossless ]] || return 0
+    ip netns exec "$SW" nft -f - <<'NFT' || return 1
+table bridge efb_ack {
+    chain fw {
+        type filter hook forward priority 0;
+        meta length lt 128 meta priority set 1:10
+    }
+}
+NFT
+    for ((i = 1; i <= NODES; i++)); do
+        ip netns exec "$PREFIX-n$i" nft -f - <<'NFT' || return 1
+table ip efb_ack {
+    chain out {
+        type filter hook postrouting priority 0;
+        oifname "rail*" meta length lt 128 meta priority set 1:10
+    }
+}
+NFT
+    done
 }
 
-# shape NS DEV add|replace: tbf at RATE on DEV's egress; the queue holds 20 ms of it (200 ms under
-# `tcp lossless`). The bucket
+# shape NS DEV add|replace: tbf at RATE on DEV's egress; the queue holds 20 ms of it (under
+# `tcp lossless` htb instead: shape_lossless). The bucket
 # holds 100 us at RATE, at least 8 KiB: what a message after an idle spell passes at veth's own
 # speed, so small enough that no figure of a 64K message or more reads much above the rate (a 64
 # KiB bucket let SendRecv 64K read 176% of it); tbf cuts veth's 64 KiB GSO packets to fit.
@@ -233,11 +260,30 @@ shape() {
     bps=$(rate_bps "$RATE")
     burst=$((bps / 8 / 10000))
     ((burst < 8192)) && burst=8192
-    ip netns exec "$1" tc qdisc "$3" dev "$2" root tbf rate "$RATE" burst "$burst" latency "$(queue)"
+    if [[ $(cat "$STATE/tcp" 2>/dev/null) == lossless ]]; then
+        shape_lossless "$1" "$2" "$bps" "$burst"
+        return
+    fi
+    ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null || true
+    ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "$RATE" burst "$burst" latency 20ms
 }
 
 # shape_nic NODE RAIL add|replace: node NODE's NIC on rail RAIL, both ways: what it sends (its
 # veth end) and what it receives (the switch's end).
+# shape_lossless NS DEV BPS BURST: htb at RATE on DEV's egress, class 1:10 (what ack_marks marks:
+# pure ACKs) served first, the data (1:20) in a fifo of 200 ms at RATE.
+shape_lossless() {
+    local q=$(($3 / 8 / 5)) c
+    ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null || true
+    ip netns exec "$1" tc qdisc add dev "$2" root handle 1: htb default 20 || return 1
+    c=(burst "$4" cburst "$4" quantum 9000)
+    ip netns exec "$1" tc class add dev "$2" parent 1: classid 1:1 htb rate "$RATE" ceil "$RATE" "${c[@]}" &&
+        ip netns exec "$1" tc class add dev "$2" parent 1:1 classid 1:10 htb rate $(($3 / 10))bit ceil "$RATE" "${c[@]}" prio 0 &&
+        ip netns exec "$1" tc class add dev "$2" parent 1:1 classid 1:20 htb rate $(($3 - $3 / 10))bit ceil "$RATE" "${c[@]}" prio 1 &&
+        ip netns exec "$1" tc qdisc add dev "$2" parent 1:10 bfifo limit 65536 &&
+        ip netns exec "$1" tc qdisc add dev "$2" parent 1:20 bfifo limit "$q"
+}
+
 shape_nic() {
     shape "$PREFIX-n$1" "rail$2" "$3" && shape "$SW" "n${1}r$2" "$3"
 }
@@ -484,6 +530,12 @@ streams() {
 
 # ---------------------------------------------------------------- status
 
+# nic_rate NS DEV: the rate DEV is shaped to (tbf, or htb's class 1:1 under `tcp lossless`).
+nic_rate() {
+    { ip netns exec "$1" tc qdisc show dev "$2"; ip netns exec "$1" tc class show dev "$2" classid 1:1 2>/dev/null; } |
+        awk '/tbf|htb 1:1 / {for (j = 1; j <= NF; j++) if ($j == "rate") { print $(j + 1); exit }}'
+}
+
 cmd_status() {
     need_root
     if [[ ! -f $STATE/config ]]; then
@@ -501,7 +553,7 @@ cmd_status() {
         ns=$PREFIX-n$i
         line="$ns mgmt0 198.19.0.$i"
         for ((k = 0; k < RAILS; k++)); do
-            line+=", rail$k 198.18.$k.$i $(ip netns exec "$ns" tc qdisc show dev "rail$k" | awk '/tbf/ {for (j = 1; j <= NF; j++) if ($j == "rate") print $(j + 1)}')"
+            line+=", rail$k 198.18.$k.$i $(nic_rate "$ns" "rail$k")"
         done
         printf '  %s\n' "$line"
     done
