@@ -251,7 +251,7 @@ NFT
 }
 
 # shape NS DEV add|replace: tbf at RATE on DEV's egress; the queue holds 20 ms of it (under
-# `tcp lossless` htb instead: shape_lossless). The bucket
+# `tcp lossless` 200 ms, ACKs first: shape_lossless). The bucket
 # holds 100 us at RATE, at least 8 KiB: what a message after an idle spell passes at veth's own
 # speed, so small enough that no figure of a 64K message or more reads much above the rate (a 64
 # KiB bucket let SendRecv 64K read 176% of it); tbf cuts veth's 64 KiB GSO packets to fit.
@@ -270,16 +270,17 @@ shape() {
 
 # shape_nic NODE RAIL add|replace: node NODE's NIC on rail RAIL, both ways: what it sends (its
 # veth end) and what it receives (the switch's end).
-# shape_lossless NS DEV BPS BURST: htb at RATE on DEV's egress, class 1:10 (what ack_marks marks:
-# pure ACKs) served first, the data (1:20) in a fifo of 200 ms at RATE.
+# shape_lossless NS DEV BPS BURST: tbf at RATE on DEV's egress (the same exact rate as shape's:
+# an htb at the rate let a 1.2 s stream read 0.6% above the TCP ceiling), its queue an htb that
+# only orders: class 1:10 (what ack_marks marks: pure ACKs) first, the data (1:20) in a fifo of
+# 200 ms at RATE. Both classes' rates are far above RATE, so htb never holds a packet back.
 shape_lossless() {
-    local q=$(($3 / 8 / 5)) c
+    local q=$(($3 / 8 / 5))
     ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null || true
-    ip netns exec "$1" tc qdisc add dev "$2" root handle 1: htb default 20 || return 1
-    c=(burst "$4" cburst "$4" quantum 9000)
-    ip netns exec "$1" tc class add dev "$2" parent 1: classid 1:1 htb rate "$RATE" ceil "$RATE" "${c[@]}" &&
-        ip netns exec "$1" tc class add dev "$2" parent 1:1 classid 1:10 htb rate $(($3 / 10))bit ceil "$RATE" "${c[@]}" prio 0 &&
-        ip netns exec "$1" tc class add dev "$2" parent 1:1 classid 1:20 htb rate $(($3 - $3 / 10))bit ceil "$RATE" "${c[@]}" prio 1 &&
+    ip netns exec "$1" tc qdisc add dev "$2" root handle 10: tbf rate "$RATE" burst "$4" limit "$((q + 65536))" &&
+        ip netns exec "$1" tc qdisc add dev "$2" parent 10:1 handle 1: htb default 20 &&
+        ip netns exec "$1" tc class add dev "$2" parent 1: classid 1:10 htb rate 10gbit quantum 9000 prio 0 &&
+        ip netns exec "$1" tc class add dev "$2" parent 1: classid 1:20 htb rate 10gbit quantum 9000 prio 1 &&
         ip netns exec "$1" tc qdisc add dev "$2" parent 1:10 bfifo limit 65536 &&
         ip netns exec "$1" tc qdisc add dev "$2" parent 1:20 bfifo limit "$q"
 }
@@ -530,10 +531,9 @@ streams() {
 
 # ---------------------------------------------------------------- status
 
-# nic_rate NS DEV: the rate DEV is shaped to (tbf, or htb's class 1:1 under `tcp lossless`).
+# nic_rate NS DEV: the rate DEV's tbf is shaped to.
 nic_rate() {
-    { ip netns exec "$1" tc qdisc show dev "$2"; ip netns exec "$1" tc class show dev "$2" classid 1:1 2>/dev/null; } |
-        awk '/tbf|htb 1:1 / {for (j = 1; j <= NF; j++) if ($j == "rate") { print $(j + 1); exit }}'
+    ip netns exec "$1" tc qdisc show dev "$2" | awk '/tbf/ {for (j = 1; j <= NF; j++) if ($j == "rate") { print $(j + 1); exit }}'
 }
 
 cmd_status() {
