@@ -57,7 +57,7 @@ class ClusterInABoxIT {
     private static final int ATTEMPTS = 3;
     /**
      * MoE's uniform floors (0.8 of a rail's goodput, on {@code testbed tcp lossless}): with the ports
-     * sending pure ACKs first, nine runs in place on 2026-12-03 read 0.96-1.00 (SinglePin and
+     * sending pure ACKs first, twelve runs in place on 2026-12-03 read 0.92-1.00 (SinglePin and
      * MultiPin); before that, with ACKs behind 200 ms of data, one run in two read 0.69-0.79
      * (docs/perf/journal/moe.md, "A fabric that queues").
      */
@@ -377,7 +377,7 @@ class ClusterInABoxIT {
      * (200 ms queues that send pure ACKs first, CUBIC): on the testbed's 20 ms tail-drop queues
      * each phase's incast drops packets and plain TCP sockets moving the same two-rail phases carry
      * 0.65-0.71 of the links (SinglePin's one rail 0.72-0.81), so no benchmark reaches 0.8 there; on
-     * a fabric that queues instead, as EFA's does not drop on incast, the benchmark read 0.96-1.00
+     * a fabric that queues instead, as EFA's does not drop on incast, the benchmark read 0.92-1.00
      * (docs/perf/journal/moe.md, "A fabric that queues").
      */
     @Test
