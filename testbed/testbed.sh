@@ -142,7 +142,7 @@ link() {
     ip -n "$ns" link set "$ifname" up
 }
 
-# reshape RATE: every NIC of a testbed that is up to the new rate, both ways (tc qdisc replace).
+# reshape RATE: every NIC of a testbed that is up to the new rate, both ways (each qdisc made anew: shape).
 cmd_rate() {
     need_root
     (($# == 1)) || die 2 "usage: testbed rate RATE"
@@ -154,7 +154,7 @@ cmd_rate() {
     local i k
     for ((i = 1; i <= NODES; i++)); do
         for ((k = 0; k < RAILS; k++)); do
-            shape_nic "$i" "$k" replace || die 1 "could not reshape rail$k of $PREFIX-n$i"
+            shape_nic "$i" "$k" || die 1 "could not reshape rail$k of $PREFIX-n$i"
         done
     done
     sed -i "s/^RATE=.*/RATE=$RATE/; s/^RATE_BPS=.*/RATE_BPS=$(rate_bps "$RATE")/" "$STATE/config"
@@ -175,7 +175,7 @@ cmd_shape() {
     i=${BASH_REMATCH[1]}
     [[ $2 =~ ^[0-9]+$ ]] && (($2 < RAILS)) || die 2 "shape: rail $2: the testbed has rails 0..$((RAILS - 1))"
     rate_bps "$3" >/dev/null || die 2 "rate $3: a rate in tc's units, e.g. 400mbit, 1gbit, 100mbit"
-    RATE=$3 shape_nic "$i" "$2" replace || die 1 "could not reshape rail$2 of $ns"
+    RATE=$3 shape_nic "$i" "$2" || die 1 "could not reshape rail$2 of $ns"
     say "shape: $ns rail$2 at $3 each way (the other NICs unchanged)"
 }
 
@@ -214,7 +214,7 @@ cmd_tcp() {
         for ((k = 0; k < RAILS; k++)); do
             ip -n "$PREFIX-n$i" route change "198.18.$k.0/24" dev "rail$k" proto kernel scope link src "198.18.$k.$i" "${rto[@]}" "${cc[@]}" \
                 || die 1 "could not set rail$k's route on $PREFIX-n$i"
-            RATE=$RATE shape_nic "$i" "$k" replace || die 1 "could not reshape rail$k of $PREFIX-n$i"
+            RATE=$RATE shape_nic "$i" "$k" || die 1 "could not reshape rail$k of $PREFIX-n$i"
         done
         ip netns exec "$PREFIX-n$i" sysctl -qw "net.ipv4.tcp_slow_start_after_idle=$idle" || die 1 "sysctl on $PREFIX-n$i"
     done
@@ -250,43 +250,44 @@ NFT
     done
 }
 
-# shape NS DEV add|replace: tbf at RATE on DEV's egress; the queue holds 20 ms of it (under
-# `tcp lossless` 200 ms, ACKs first: shape_lossless). The bucket
+# shape NS DEV: tbf at RATE on DEV's egress; the queue holds 20 ms of it (under `tcp lossless`
+# 200 ms, ACKs first: acks_first). The bucket
 # holds 100 us at RATE, at least 8 KiB: what a message after an idle spell passes at veth's own
 # speed, so small enough that no figure of a 64K message or more reads much above the rate (a 64
 # KiB bucket let SendRecv 64K read 176% of it); tbf cuts veth's 64 KiB GSO packets to fit.
 shape() {
-    local bps burst
+    local bps burst lossless=no queue=(latency 20ms)
     bps=$(rate_bps "$RATE")
     burst=$((bps / 8 / 10000))
     ((burst < 8192)) && burst=8192
     if [[ $(cat "$STATE/tcp" 2>/dev/null) == lossless ]]; then
-        shape_lossless "$1" "$2" "$bps" "$burst"
-        return
+        lossless=yes
+        queue=(limit $((bps / 8 / 5 + ACK_QUEUE)))
     fi
     ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null || true
-    ip netns exec "$1" tc qdisc add dev "$2" root tbf rate "$RATE" burst "$burst" latency 20ms
+    ip netns exec "$1" tc qdisc add dev "$2" root handle 10: tbf rate "$RATE" burst "$burst" "${queue[@]}" || return 1
+    [[ $lossless == no ]] || acks_first "$1" "$2" $((bps / 8 / 5))
 }
 
-# shape_nic NODE RAIL add|replace: node NODE's NIC on rail RAIL, both ways: what it sends (its
-# veth end) and what it receives (the switch's end).
-# shape_lossless NS DEV BPS BURST: tbf at RATE on DEV's egress (the same exact rate as shape's:
-# an htb at the rate let a 1.2 s stream read 0.6% above the TCP ceiling), its queue an htb that
-# only orders: class 1:10 (what ack_marks marks: pure ACKs) first, the data (1:20) in a fifo of
-# 200 ms at RATE. Both classes' rates are far above RATE, so htb never holds a packet back.
-shape_lossless() {
-    local q=$(($3 / 8 / 5))
-    ip netns exec "$1" tc qdisc del dev "$2" root 2>/dev/null || true
-    ip netns exec "$1" tc qdisc add dev "$2" root handle 10: tbf rate "$RATE" burst "$4" limit "$((q + 65536))" &&
-        ip netns exec "$1" tc qdisc add dev "$2" parent 10:1 handle 1: htb default 20 &&
+# Bytes of pure ACKs a lossless port holds ahead of its data.
+ACK_QUEUE=65536
+
+# acks_first NS DEV BYTES: the queue of DEV's tbf (10:) becomes an htb that only orders: class
+# 1:10 (what ack_marks marks: pure ACKs) first, the data (1:20) in a fifo of BYTES. Both classes'
+# rates are far above RATE, so htb never holds a packet back and tbf alone sets the rate (an htb
+# at the rate let a 1.2 s stream read 0.6% above the TCP ceiling).
+acks_first() {
+    ip netns exec "$1" tc qdisc add dev "$2" parent 10:1 handle 1: htb default 20 &&
         ip netns exec "$1" tc class add dev "$2" parent 1: classid 1:10 htb rate 10gbit quantum 9000 prio 0 &&
         ip netns exec "$1" tc class add dev "$2" parent 1: classid 1:20 htb rate 10gbit quantum 9000 prio 1 &&
-        ip netns exec "$1" tc qdisc add dev "$2" parent 1:10 bfifo limit 65536 &&
-        ip netns exec "$1" tc qdisc add dev "$2" parent 1:20 bfifo limit "$q"
+        ip netns exec "$1" tc qdisc add dev "$2" parent 1:10 bfifo limit "$ACK_QUEUE" &&
+        ip netns exec "$1" tc qdisc add dev "$2" parent 1:20 bfifo limit "$3"
 }
 
+# shape_nic NODE RAIL: node NODE's NIC on rail RAIL, both ways: what it sends (its veth end) and
+# what it receives (the switch's end).
 shape_nic() {
-    shape "$PREFIX-n$1" "rail$2" "$3" && shape "$SW" "n${1}r$2" "$3"
+    shape "$PREFIX-n$1" "rail$2" && shape "$SW" "n${1}r$2"
 }
 
 cmd_up() {
@@ -329,7 +330,7 @@ cmd_up() {
         link "$ns" mgmt0 "n${i}m" mgmt "198.19.0.$i/24"
         for ((k = 0; k < RAILS; k++)); do
             link "$ns" "rail$k" "n${i}r$k" "rail$k" "198.18.$k.$i/24"
-            shape_nic "$i" "$k" add
+            shape_nic "$i" "$k"
         done
     done
     [[ $SLURM == yes ]] && start_slurm

@@ -17,8 +17,9 @@ import io.efabench.harness.trial.Side;
  * at a rank when its tokens are all back and its writes of the round before completed (the acks
  * of a round may lag into the next: {@link MoePort}). One round at a time (window 1:
  * a layer's combine ends before the next layer dispatches), one slot: a rank posts round r + 1
- * only once every rank's round-r writes to it arrived and its own completed, so no write of
- * r + 1 meets a buffer round r still reads. The protocol of {@code AllToAllRounds} otherwise:
+ * only once every rank's round-r writes to it arrived, and a peer's round-r + 1 write lands only
+ * where this rank's round-r write to that peer, already arrived there, read from: no write of
+ * r + 1 meets a buffer round r still reads (DESIGN, MoE item 5). The protocol of {@code AllToAllRounds} otherwise:
  * rank 0's score is the result, END from rank 0's FINAL dispatch, then the checked round (every
  * token of both phases verified) through the same pipeline, and the iteration's figures from
  * every rank ({@link MoeTimes}).
